@@ -1,0 +1,114 @@
+package proxmox
+
+import (
+	"sync"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+)
+
+// ErrNotReady means the cache holds no client for a connection (yet).
+var ErrNotReady = errors.New("proxmox connection is not ready")
+
+// ConnectionGVK identifies the objects Subscribe emits.
+var ConnectionGVK = schema.GroupVersionKind{Group: "proxmox.alperen.cloud", Version: "v1alpha1", Kind: "ProxmoxConnection"}
+
+// subscriberBuffer is deep enough for a burst of rotations; see notify.
+const subscriberBuffer = 1024
+
+// Cache holds the current client of each connection. One per provider
+// process, passed explicitly. Safe for concurrent use.
+type Cache struct {
+	mu          sync.Mutex
+	entries     map[string]cacheEntry
+	subscribers []chan event.GenericEvent
+}
+
+type cacheEntry struct {
+	client      *Client
+	fingerprint string
+}
+
+// NewCache returns an empty cache.
+func NewCache() *Cache {
+	return &Cache{entries: map[string]cacheEntry{}}
+}
+
+// Store makes cl the client of connection. The previous client, if another
+// one, is retired so no new request uses the credential it was built from.
+// Subscribers hear of the connection when the fingerprint changed (including
+// a first Store).
+func (c *Cache) Store(connection, fingerprint string, cl *Client) {
+	c.mu.Lock()
+	old, had := c.entries[connection]
+	c.entries[connection] = cacheEntry{client: cl, fingerprint: fingerprint}
+	changed := !had || old.fingerprint != fingerprint
+	if changed {
+		c.notifyLocked(connection)
+	}
+	c.mu.Unlock()
+	if had && old.client != nil && old.client != cl {
+		old.client.Retire()
+	}
+}
+
+// Remove retires and forgets the client of connection, and tells subscribers.
+func (c *Cache) Remove(connection string) {
+	c.mu.Lock()
+	old, had := c.entries[connection]
+	delete(c.entries, connection)
+	if had {
+		c.notifyLocked(connection)
+	}
+	c.mu.Unlock()
+	if had && old.client != nil {
+		old.client.Retire()
+	}
+}
+
+// Get returns the current client of connection, or an error wrapping
+// ErrNotReady.
+func (c *Cache) Get(connection string) (*Client, error) {
+	c.mu.Lock()
+	e, ok := c.entries[connection]
+	c.mu.Unlock()
+	if !ok || e.client == nil {
+		return nil, errors.Wrapf(ErrNotReady, "connection %q", connection)
+	}
+	return e.client, nil
+}
+
+// Fingerprint returns what the current client of connection was built from,
+// or "" when there is none.
+func (c *Cache) Fingerprint(connection string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.entries[connection].fingerprint
+}
+
+// Subscribe returns a channel that receives a ProxmoxConnection-shaped object
+// (a *metav1.PartialObjectMetadata with ConnectionGVK and only the name set)
+// each time a connection's client is replaced or removed. Meant for
+// source.Channel in the managed-resource controllers; read it continuously.
+func (c *Cache) Subscribe() <-chan event.GenericEvent {
+	ch := make(chan event.GenericEvent, subscriberBuffer)
+	c.mu.Lock()
+	c.subscribers = append(c.subscribers, ch)
+	c.mu.Unlock()
+	return ch
+}
+
+// notifyLocked never blocks the connection reconciler: a subscriber whose
+// buffer is full misses the event and finds the new client on its next poll.
+func (c *Cache) notifyLocked(connection string) {
+	for _, ch := range c.subscribers {
+		obj := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: connection}}
+		obj.SetGroupVersionKind(ConnectionGVK)
+		select {
+		case ch <- event.GenericEvent{Object: obj}:
+		default:
+		}
+	}
+}

@@ -1,0 +1,208 @@
+package proxmox
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/luthermonson/go-proxmox"
+)
+
+const (
+	defaultMaxConcurrentRequests = 4
+	defaultTimeout               = 30 * time.Second
+	// defaultTicketRenewAfter is half of PVE's fixed 2 h ticket lifetime, so
+	// a ticket is always renewed with an hour to spare.
+	defaultTicketRenewAfter = time.Hour
+	userAgent               = "provider-proxmox"
+)
+
+// ErrClientRetired is returned for every request started after Retire.
+var ErrClientRetired = errors.New("proxmox client was retired (its connection was reconfigured or removed); retry with the current client")
+
+// Config describes how to reach and authenticate to one Proxmox VE endpoint.
+type Config struct {
+	Endpoint              string // as the user typed it; New normalises it
+	Username, Password    string // password login (ticket)
+	TokenID, Secret       string // API token "user@realm!name" + secret
+	CAPEM                 []byte // extra trusted CAs (PEM); nil = system roots
+	InsecureSkipVerify    bool
+	MaxConcurrentRequests int           // <=0 means 4
+	Timeout               time.Duration // per HTTP request attempt; 0 means 30s
+
+	// TicketRenewAfter is how long a password session's ticket is used
+	// before it is renewed; 0 means 1h (PVE tickets expire after 2h).
+	TicketRenewAfter time.Duration
+}
+
+// Client is a Proxmox VE API client for one connection. It is safe for
+// concurrent use.
+type Client struct {
+	endpoint string
+	api      *proxmox.Client
+	base     *http.Transport
+	retired  *atomic.Bool
+	session  *ticketAuth // nil with token auth
+	secrets  []string    // redacted from error messages
+
+	resMu    sync.Mutex
+	resCache *resourcesMemo
+}
+
+// New builds a client without any network I/O.
+func New(cfg Config) (*Client, error) {
+	endpoint, err := NormalizeEndpoint(cfg.Endpoint)
+	if err != nil {
+		return nil, errors.Wrap(err, "invalid endpoint")
+	}
+	if err := checkCredentials(cfg); err != nil {
+		return nil, err
+	}
+	tlsCfg, err := tlsConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	limit := cfg.MaxConcurrentRequests
+	if limit <= 0 {
+		limit = defaultMaxConcurrentRequests
+	}
+	timeout := cfg.Timeout
+	if timeout <= 0 {
+		timeout = defaultTimeout
+	}
+
+	c := &Client{endpoint: endpoint, retired: &atomic.Bool{}, resCache: &resourcesMemo{}}
+	c.base = baseTransport(tlsCfg, limit)
+	var rt http.RoundTripper = &retrying{
+		next:    &limiter{next: c.base, sem: make(chan struct{}, limit), retired: c.retired, timeout: timeout},
+		retired: c.retired,
+		policy:  defaultRetryPolicy(),
+	}
+	opts := []proxmox.Option{proxmox.WithLogger(noopLogger{}), proxmox.WithUserAgent(userAgent)}
+	if cfg.TokenID != "" {
+		opts = append(opts, proxmox.WithAPIToken(cfg.TokenID, cfg.Secret))
+		c.secrets = []string{cfg.Secret}
+	} else {
+		renew := cfg.TicketRenewAfter
+		if renew <= 0 {
+			renew = defaultTicketRenewAfter
+		}
+		c.session = newTicketAuth(rt, endpoint+"/access/ticket", cfg.Username, cfg.Password, renew)
+		rt = c.session
+		c.secrets = []string{cfg.Password}
+	}
+	rt = &retireGuard{next: rt, retired: c.retired}
+	httpClient := &http.Client{Transport: rt, Timeout: overallTimeout(timeout)}
+	c.api = proxmox.NewClient(endpoint, append(opts, proxmox.WithHTTPClient(httpClient))...)
+	return c, nil
+}
+
+// overallTimeout bounds one logical request (login, attempts, backoff and a
+// replay after a ticket renewal) on top of the per-attempt timeout.
+func overallTimeout(perAttempt time.Duration) time.Duration {
+	return 6*perAttempt + 10*time.Second
+}
+
+func checkCredentials(cfg Config) error {
+	hasPassword := cfg.Username != "" || cfg.Password != ""
+	hasToken := cfg.TokenID != "" || cfg.Secret != ""
+	switch {
+	case hasPassword && hasToken:
+		return errors.New("give either username/password or tokenID/secret, not both")
+	case hasToken && (cfg.TokenID == "" || cfg.Secret == ""):
+		return errors.New("token authentication needs both tokenID and secret")
+	case hasToken && !validTokenID(cfg.TokenID):
+		return errors.Errorf("tokenID %q is not of the form user@realm!name", cfg.TokenID)
+	case hasPassword && (cfg.Username == "" || cfg.Password == ""):
+		return errors.New("password authentication needs both username and password")
+	case !hasPassword && !hasToken:
+		return errors.New("no credentials: give username/password or tokenID/secret")
+	}
+	return nil
+}
+
+func tlsConfig(cfg Config) (*tls.Config, error) {
+	tc := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: cfg.InsecureSkipVerify} //nolint:gosec // only when the user asks for it
+	if len(cfg.CAPEM) == 0 {
+		return tc, nil
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil || pool == nil {
+		pool = x509.NewCertPool()
+	}
+	if !pool.AppendCertsFromPEM(cfg.CAPEM) {
+		return nil, errors.New("CA bundle contains no valid PEM certificate")
+	}
+	tc.RootCAs = pool
+	return tc, nil
+}
+
+func baseTransport(tc *tls.Config, limit int) *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.TLSClientConfig = tc
+	t.MaxIdleConnsPerHost = limit
+	t.MaxConnsPerHost = limit
+	t.ForceAttemptHTTP2 = false
+	return t
+}
+
+// Endpoint returns the normalised endpoint (https://host:port/api2/json).
+func (c *Client) Endpoint() string { return c.endpoint }
+
+// API returns the underlying go-proxmox client. All its requests go through
+// this Client's transport (limits, retries, sessions, retirement).
+func (c *Client) API() *proxmox.Client { return c.api }
+
+// Retire makes every request that has not yet been sent fail with
+// ErrClientRetired; requests already in flight finish normally.
+func (c *Client) Retire() {
+	c.retired.Store(true)
+	c.base.CloseIdleConnections()
+}
+
+// Retired reports whether Retire was called.
+func (c *Client) Retired() bool { return c.retired.Load() }
+
+// Verify makes one authenticated call (GET /version) and returns the PVE
+// version. With password authentication it logs in afresh first, so the
+// password itself is proven, not just a ticket obtained earlier with it.
+func (c *Client) Verify(ctx context.Context) (string, error) {
+	if c.session != nil {
+		if err := c.session.loginNow(ctx); err != nil {
+			return "", c.redact(errors.Wrap(err, "cannot log in to Proxmox VE"))
+		}
+	}
+	var v proxmox.Version
+	if err := c.api.Get(ctx, "/version", &v); err != nil {
+		return "", c.redact(errors.Wrap(err, "cannot read Proxmox VE version"))
+	}
+	if v.Version == "" {
+		return "", errors.New("Proxmox VE returned an empty version")
+	}
+	return v.Version, nil
+}
+
+// noopLogger keeps go-proxmox silent: at debug level it prints request and
+// response bodies, which carry guest passwords and cloud-init secrets.
+type noopLogger struct{}
+
+func (noopLogger) Debugf(string, ...interface{}) {}
+func (noopLogger) Errorf(string, ...interface{}) {}
+func (noopLogger) Infof(string, ...interface{})  {}
+func (noopLogger) Warnf(string, ...interface{})  {}
+
+// validTokenID checks the user@realm!name shape of an API token ID.
+func validTokenID(id string) bool {
+	user, name, ok := strings.Cut(id, "!")
+	if !ok || name == "" {
+		return false
+	}
+	u, realm, ok := strings.Cut(user, "@")
+	return ok && u != "" && realm != ""
+}

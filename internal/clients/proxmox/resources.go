@@ -1,0 +1,179 @@
+package proxmox
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+)
+
+// Resource is one guest row of GET /cluster/resources?type=vm. Decoding is
+// tolerant: PVE emits 0/1 numbers for booleans and numbers where the schema
+// says string (and the other way round), and fields come and go with the
+// guest's state (a new guest has status "unknown" and no name for a while).
+type Resource struct {
+	ID       string `json:"id"`   // "qemu/100" or "lxc/101"
+	Type     string `json:"type"` // "qemu" or "lxc"
+	VMID     int    `json:"vmid"`
+	Node     string `json:"node"`
+	Name     string `json:"name"`
+	Status   string `json:"status"`
+	Template bool   `json:"template"`
+	Lock     string `json:"lock"`
+	Tags     string `json:"tags"` // PVE's ";"-separated list, see TagList
+	Pool     string `json:"pool"`
+}
+
+// TagList splits Tags on PVE's separators (";", "," and spaces are all accepted).
+func (r Resource) TagList() []string {
+	return strings.FieldsFunc(r.Tags, func(c rune) bool { return c == ';' || c == ',' || c == ' ' })
+}
+
+// UnmarshalJSON decodes one row, accepting numbers, strings and booleans
+// for every field.
+func (r *Resource) UnmarshalJSON(data []byte) error {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return err
+	}
+	vmid, err := flexInt(raw["vmid"])
+	if err != nil {
+		return errors.Wrap(err, "vmid")
+	}
+	*r = Resource{
+		ID:       flexString(raw["id"]),
+		Type:     flexString(raw["type"]),
+		VMID:     vmid,
+		Node:     flexString(raw["node"]),
+		Name:     flexString(raw["name"]),
+		Status:   flexString(raw["status"]),
+		Template: flexBool(raw["template"]),
+		Lock:     flexString(raw["lock"]),
+		Tags:     flexString(raw["tags"]),
+		Pool:     flexString(raw["pool"]),
+	}
+	return nil
+}
+
+// flexString returns a JSON string's value, or a scalar's literal text
+// (numbers and booleans); "" for null, absent, objects and arrays.
+func flexString(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	if raw[0] == '{' || raw[0] == '[' {
+		return ""
+	}
+	return string(raw)
+}
+
+func flexInt(raw json.RawMessage) (int, error) {
+	s := flexString(raw)
+	if s == "" {
+		return 0, nil
+	}
+	if n, err := strconv.Atoi(s); err == nil {
+		return n, nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f != float64(int(f)) {
+		return 0, errors.Errorf("%q is not an integer", s)
+	}
+	return int(f), nil
+}
+
+func flexBool(raw json.RawMessage) bool {
+	switch strings.ToLower(flexString(raw)) {
+	case "1", "true", "yes", "on":
+		return true
+	}
+	return false
+}
+
+// ClusterResources reads every guest of the cluster in one request.
+func (c *Client) ClusterResources(ctx context.Context) ([]Resource, error) {
+	var rs []Resource
+	if err := c.api.Get(ctx, "/cluster/resources?type=vm", &rs); err != nil {
+		return nil, c.redact(errors.Wrap(err, "cannot list cluster resources"))
+	}
+	return rs, nil
+}
+
+// resourcesMemo shares /cluster/resources reads between the managed
+// resources of one connection.
+type resourcesMemo struct {
+	fetched  time.Time // when the cached read was sent
+	rows     []Resource
+	inflight *resourcesCall
+}
+
+type resourcesCall struct {
+	started time.Time
+	done    chan struct{}
+	rows    []Resource
+	err     error
+}
+
+// CachedClusterResources returns the guests list read at most maxAge ago,
+// reading it if needed. Concurrent callers share one request. A failed read is
+// not cached. Each caller gets its own copy of the slice.
+func (c *Client) CachedClusterResources(ctx context.Context, maxAge time.Duration) ([]Resource, error) {
+	call, cached := c.resourcesCallFor(ctx, maxAge)
+	if cached != nil {
+		return slices.Clone(cached), nil
+	}
+	select {
+	case <-call.done:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if call.err != nil {
+		return nil, call.err
+	}
+	return slices.Clone(call.rows), nil
+}
+
+// resourcesCallFor returns either fresh cached rows, or the read to wait for
+// (joining the one in flight, or starting one).
+func (c *Client) resourcesCallFor(ctx context.Context, maxAge time.Duration) (*resourcesCall, []Resource) {
+	c.resMu.Lock()
+	defer c.resMu.Unlock()
+	m := c.resCache
+	if m.rows != nil && time.Since(m.fetched) <= maxAge {
+		return nil, m.rows
+	}
+	if m.inflight != nil {
+		return m.inflight, nil
+	}
+	call := &resourcesCall{started: time.Now(), done: make(chan struct{})}
+	m.inflight = call
+	// The read outlives a caller that gives up: others may be waiting on it.
+	// It stays bounded by the transport's timeouts.
+	go c.runResourcesCall(context.WithoutCancel(ctx), call)
+	return call, nil
+}
+
+func (c *Client) runResourcesCall(ctx context.Context, call *resourcesCall) {
+	rows, err := c.ClusterResources(ctx)
+	if rows == nil && err == nil {
+		rows = []Resource{}
+	}
+	c.resMu.Lock()
+	call.rows, call.err = rows, err
+	c.resCache.inflight = nil
+	if err == nil {
+		c.resCache.rows, c.resCache.fetched = rows, call.started
+	}
+	c.resMu.Unlock()
+	close(call.done)
+}

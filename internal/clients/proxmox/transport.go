@@ -1,0 +1,196 @@
+package proxmox
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// The transport is a chain of small RoundTrippers, outermost first:
+//
+//	retireGuard -> ticketAuth (password auth only) -> retrying -> limiter -> *http.Transport
+//
+// Every request go-proxmox makes, and our own logins, pass through it, so the
+// concurrency limit, the retirement check and the retry policy cover all of
+// them.
+
+// retireGuard fails requests fast once the client is retired, before they
+// wait for a login or a concurrency slot.
+type retireGuard struct {
+	next    http.RoundTripper
+	retired *atomic.Bool
+}
+
+func (g *retireGuard) RoundTrip(req *http.Request) (*http.Response, error) {
+	if g.retired.Load() {
+		closeRequestBody(req)
+		return nil, ErrClientRetired
+	}
+	return g.next.RoundTrip(req)
+}
+
+// limiter enforces MaxConcurrentRequests and the per-attempt timeout. A slot
+// is held until the response body is closed: a request is in flight on the
+// server until its answer has been read.
+type limiter struct {
+	next    http.RoundTripper
+	sem     chan struct{}
+	retired *atomic.Bool
+	timeout time.Duration
+}
+
+func (l *limiter) RoundTrip(req *http.Request) (*http.Response, error) {
+	select {
+	case l.sem <- struct{}{}:
+	case <-req.Context().Done():
+		closeRequestBody(req)
+		return nil, req.Context().Err()
+	}
+	// Checked again after the wait: retries, replays and logins also pass
+	// here, and none of them may reach the server once the client is retired.
+	if l.retired.Load() {
+		<-l.sem
+		closeRequestBody(req)
+		return nil, ErrClientRetired
+	}
+	ctx, cancel := context.WithTimeout(req.Context(), l.timeout)
+	resp, err := l.next.RoundTrip(req.WithContext(ctx))
+	if err != nil {
+		cancel()
+		<-l.sem
+		return nil, err
+	}
+	resp.Body = &releasingBody{ReadCloser: resp.Body, release: func() { cancel(); <-l.sem }}
+	return resp, nil
+}
+
+// releasingBody runs release exactly once, when the body is closed.
+type releasingBody struct {
+	io.ReadCloser
+	once    sync.Once
+	release func()
+}
+
+func (b *releasingBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.once.Do(b.release)
+	return err
+}
+
+// retryPolicy says which attempts are repeated. Only GET is retried: PVE's
+// writes are not idempotent (a POST that timed out may have started a task),
+// so a failed write is reported to the reconciler, which observes before it
+// acts again.
+type retryPolicy struct {
+	attempts   int           // total attempts, including the first
+	backoff    time.Duration // before the 2nd attempt; doubled each time
+	maxBackoff time.Duration // also caps a server's Retry-After
+}
+
+func defaultRetryPolicy() retryPolicy {
+	return retryPolicy{attempts: 3, backoff: 200 * time.Millisecond, maxBackoff: 2 * time.Second}
+}
+
+// retryableStatus are the answers of an overloaded or restarting pveproxy, a
+// reverse proxy in front of it, or a cluster node pveproxy could not reach.
+var retryableStatus = map[int]bool{
+	http.StatusTooManyRequests:    true,
+	http.StatusBadGateway:         true,
+	http.StatusServiceUnavailable: true,
+	http.StatusGatewayTimeout:     true,
+	595:                           true,
+	596:                           true,
+}
+
+type retrying struct {
+	next    http.RoundTripper
+	retired *atomic.Bool
+	policy  retryPolicy
+}
+
+func (r *retrying) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method != http.MethodGet {
+		return r.next.RoundTrip(req)
+	}
+	for attempt := 1; ; attempt++ {
+		resp, err := r.next.RoundTrip(req)
+		if attempt >= r.policy.attempts || !r.shouldRetry(req, resp, err) {
+			return resp, err
+		}
+		wait := r.policy.wait(attempt, resp)
+		discard(resp)
+		if err := sleepCtx(req.Context(), wait); err != nil {
+			return nil, err
+		}
+	}
+}
+
+func (r *retrying) shouldRetry(req *http.Request, resp *http.Response, err error) bool {
+	if req.Context().Err() != nil || r.retired.Load() {
+		return false
+	}
+	if err != nil {
+		return !errors.Is(err, ErrClientRetired) && !isTLSVerificationError(err)
+	}
+	return retryableStatus[resp.StatusCode]
+}
+
+// wait returns the backoff before the attempt after the given one, honouring
+// a Retry-After hint up to maxBackoff.
+func (p retryPolicy) wait(attempt int, resp *http.Response) time.Duration {
+	d := p.backoff << (attempt - 1)
+	if resp != nil {
+		if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && time.Duration(s)*time.Second > d {
+			d = time.Duration(s) * time.Second
+		}
+	}
+	return min(d, p.maxBackoff)
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// discard drains a little of a response we will not return so its connection
+// can be reused, then closes it (which releases its concurrency slot).
+func discard(resp *http.Response) {
+	if resp == nil {
+		return
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	_ = resp.Body.Close()
+}
+
+func closeRequestBody(req *http.Request) {
+	if req.Body != nil {
+		_ = req.Body.Close()
+	}
+}
+
+// isTLSVerificationError reports a certificate the client refused. Such a
+// failure is permanent: retrying cannot fix it.
+func isTLSVerificationError(err error) bool {
+	var (
+		verr     *tls.CertificateVerificationError
+		unknown  x509.UnknownAuthorityError
+		hostname x509.HostnameError
+		invalid  x509.CertificateInvalidError
+		roots    x509.SystemRootsError
+	)
+	return errors.As(err, &verr) || errors.As(err, &unknown) || errors.As(err, &hostname) ||
+		errors.As(err, &invalid) || errors.As(err, &roots)
+}
