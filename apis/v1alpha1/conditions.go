@@ -1,0 +1,42 @@
+/*
+Copyright 2026 The provider-proxmox Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+import (
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+)
+
+// Reasons of a ProxmoxConnection's Ready condition. They are part of the API:
+// users and alerts match on them.
+const (
+	// ReasonAvailable: the credential was accepted by Proxmox VE.
+	ReasonAvailable xpv2.ConditionReason = "Available"
+	// ReasonSecretNotFound: a referenced Secret does not exist.
+	ReasonSecretNotFound xpv2.ConditionReason = "SecretNotFound"
+	// ReasonSecretKeyNotFound: a referenced Secret lacks the referenced key.
+	ReasonSecretKeyNotFound xpv2.ConditionReason = "SecretKeyNotFound"
+	// ReasonAuthenticationFailed: Proxmox VE refused the credential.
+	ReasonAuthenticationFailed xpv2.ConditionReason = "AuthenticationFailed"
+	// ReasonEndpointUnreachable: no answer from the endpoint (DNS, TCP,
+	// timeout, or a non-API response).
+	ReasonEndpointUnreachable xpv2.ConditionReason = "EndpointUnreachable"
+	// ReasonTLSVerificationFailed: the endpoint's certificate did not verify
+	// against the trusted CAs.
+	ReasonTLSVerificationFailed xpv2.ConditionReason = "TLSVerificationFailed"
+	// ReasonInvalidEndpoint: the endpoint could not be parsed into a URL.
+	ReasonInvalidEndpoint xpv2.ConditionReason = "InvalidEndpoint"
+)
