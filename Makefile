@@ -7,8 +7,12 @@ BIN := bin
 CACHE_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/provider-proxmox
 PVE_API_SCHEMA ?= $(abspath ../shared/pve-api/apidata.json)
 export PVE_API_SCHEMA
+# kube-apiserver, etcd, kubectl, kube-controller-manager built by `make tools`; envtest and
+# cluster/local/controlplane.sh use them.
+TOOLS_BIN := $(CACHE_DIR)/bin
+export PROVIDER_PROXMOX_CACHE := $(CACHE_DIR)
 
-.PHONY: all build generate check-generate test lint fmt vet tools clean
+.PHONY: all build generate check-generate test lint fmt vet tools controlplane-up controlplane-down clean
 
 all: build
 
@@ -32,8 +36,22 @@ fmt:
 lint: vet
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
-test:
-	$(GO) test -count=1 ./...
+# Integration packages each run one real API server; -p 1 keeps a 2-core machine from running
+# several at once.
+test: tools
+	KUBEBUILDER_ASSETS=$(TOOLS_BIN) $(GO) test -count=1 -p 1 ./...
+
+# Builds the control-plane binaries once per version (minutes cold, instant when cached).
+tools:
+	cluster/local/build-tools.sh
+
+# A local etcd + kube-apiserver + kube-controller-manager (garbage collector, namespaces);
+# the last line printed is the kubeconfig path.
+controlplane-up: tools
+	cluster/local/controlplane.sh up
+
+controlplane-down:
+	cluster/local/controlplane.sh down
 
 clean:
 	rm -rf $(BIN)
