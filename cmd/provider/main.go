@@ -1,8 +1,103 @@
-// Command provider runs the Crossplane provider for Proxmox VE.
+/*
+Copyright 2026 The provider-proxmox Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command provider runs the Crossplane provider for Proxmox VE, in a cluster
+// or outside it with KUBECONFIG.
 package main
 
-import "fmt"
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/alecthomas/kingpin/v2"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/kubemox/provider-proxmox/internal/provider"
+)
+
+// flags are the command line of the provider.
+type flags struct {
+	debug                    bool
+	syncPeriod               time.Duration
+	pollInterval             time.Duration
+	maxReconcileRate         int
+	leaderElection           bool
+	leaderElectionNamespace  string
+	enableManagementPolicies bool
+	metricsBindAddress       string
+	healthProbeBindAddress   string
+}
+
+func parseFlags(args []string) (flags, error) {
+	var f flags
+	app := kingpin.New(filepath.Base(os.Args[0]), "Crossplane provider for Proxmox VE.").DefaultEnvars()
+	app.Flag("debug", "Run with debug logging.").Short('d').BoolVar(&f.debug)
+	app.Flag("sync", "How often all resources are listed again from the API server.").Short('s').Default("1h").DurationVar(&f.syncPeriod)
+	app.Flag("poll", "How often each resource is checked for drift, and each connection's credentials verified.").Default("1m").DurationVar(&f.pollInterval)
+	app.Flag("max-reconcile-rate", "The global maximum rate per second at which resources may be checked for drift.").Default("10").IntVar(&f.maxReconcileRate)
+	app.Flag("leader-election", "Use leader election for the controller manager.").Short('l').Default("false").Envar("LEADER_ELECTION").BoolVar(&f.leaderElection)
+	app.Flag("leader-election-namespace", "Namespace of the leader election Lease; needed outside a cluster.").StringVar(&f.leaderElectionNamespace)
+	app.Flag("enable-management-policies", "Enable support for management policies.").Default("true").Envar("ENABLE_MANAGEMENT_POLICIES").BoolVar(&f.enableManagementPolicies)
+	app.Flag("metrics-bind-address", "Address the Prometheus metrics endpoint binds to; 0 disables it.").Default(":8080").StringVar(&f.metricsBindAddress)
+	app.Flag("health-probe-bind-address", "Address the health probe endpoints bind to.").Default(":8081").StringVar(&f.healthProbeBindAddress)
+	_, err := app.Parse(args)
+	return f, err
+}
 
 func main() {
-	fmt.Println("provider-proxmox: not implemented yet")
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "provider-proxmox:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	f, err := parseFlags(args)
+	if err != nil {
+		return err
+	}
+
+	zl := zap.New(zap.UseDevMode(f.debug))
+	ctrl.SetLogger(zl)
+	klog.SetLogger(zl)
+
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return fmt.Errorf("cannot load the kubeconfig (in-cluster, KUBECONFIG or ~/.kube/config): %w", err)
+	}
+
+	p, err := provider.New(cfg, provider.Options{
+		Logger:                   zl,
+		SyncPeriod:               f.syncPeriod,
+		PollInterval:             f.pollInterval,
+		MaxReconcileRate:         f.maxReconcileRate,
+		LeaderElection:           f.leaderElection,
+		LeaderElectionNamespace:  f.leaderElectionNamespace,
+		EnableManagementPolicies: f.enableManagementPolicies,
+		MetricsBindAddress:       f.metricsBindAddress,
+		HealthProbeBindAddress:   f.healthProbeBindAddress,
+	})
+	if err != nil {
+		return err
+	}
+	zl.Info("Starting provider-proxmox", "sync", f.syncPeriod, "poll", f.pollInterval,
+		"max-reconcile-rate", f.maxReconcileRate, "management-policies", f.enableManagementPolicies)
+	return p.Start(ctrl.SetupSignalHandler())
 }

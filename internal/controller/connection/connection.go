@@ -1,0 +1,288 @@
+/*
+Copyright 2026 The provider-proxmox Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package connection reconciles ProxmoxConnections: it reads their
+// credentials, verifies them against Proxmox VE, publishes a verified client
+// in the shared client cache, reports Ready on the connection, and accounts
+// for the managed resources using it.
+//
+// This controller is the only writer of a ProxmoxConnection's status, and the
+// only reader of the Secrets the connections reference.
+package connection
+
+import (
+	"context"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/providerconfig"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+
+	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
+	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
+)
+
+const (
+	// reconcileTimeout bounds one reconcile, including a login to Proxmox VE
+	// that may be slowed down by PVE's delay on failed authentication.
+	reconcileTimeout = 2 * time.Minute
+
+	// failureRequeue is how soon a connection that is not Ready is checked
+	// again when no watch event arrives first.
+	failureRequeue = 30 * time.Second
+
+	errGetConnection   = "cannot get ProxmoxConnection"
+	errPatchStatus     = "cannot patch ProxmoxConnection status"
+	errIndexSecretRefs = "cannot index ProxmoxConnections by the Secrets they reference"
+)
+
+// ControllerName is the name of the ProxmoxConnection controller.
+func ControllerName() string {
+	return providerconfig.ControllerName(v1alpha1.ProxmoxConnectionKind)
+}
+
+// Setup adds the ProxmoxConnection controller to the manager. Clients it
+// verifies are stored in clients, where managed-resource controllers find
+// them by connection name.
+func Setup(mgr ctrl.Manager, o controller.Options, clients *pve.Cache) error {
+	name := ControllerName()
+
+	// Setup runs once before the manager starts; no reconcile context exists
+	// yet.
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha1.ProxmoxConnection{}, IndexSecretRefs, secretRefKeys); err != nil {
+		return errors.Wrap(err, errIndexSecretRefs)
+	}
+
+	r := NewReconciler(mgr.GetClient(), mgr.GetAPIReader(), clients,
+		WithLogger(o.Logger.WithValues("controller", name)),
+		//nolint:staticcheck // crossplane-runtime's event recorder needs the legacy recorder interface.
+		WithRecorder(event.NewAPIRecorder(mgr.GetEventRecorderFor(name), o.EventFilterFunctions...)),
+		WithPollInterval(o.PollInterval),
+	)
+
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(name).
+		WithOptions(o.ForControllerRuntime()).
+		For(&v1alpha1.ProxmoxConnection{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		WatchesMetadata(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(connectionsReferencingSecret(mgr.GetClient(), o.Logger))).
+		Watches(&v1alpha1.ProviderConfigUsage{}, handler.EnqueueRequestsFromMapFunc(connectionOfUsage)).
+		Complete(ratelimiter.NewReconciler(name, r, o.GlobalRateLimiter))
+}
+
+// A Reconciler reconciles ProxmoxConnections.
+type Reconciler struct {
+	kube    client.Client
+	secrets client.Reader
+	clients *pve.Cache
+
+	newClient func(pve.Config) (*pve.Client, error)
+	poll      time.Duration
+
+	log    logging.Logger
+	record event.Recorder
+}
+
+// A ReconcilerOption configures a Reconciler.
+type ReconcilerOption func(*Reconciler)
+
+// WithLogger sets the logger. Credentials are never logged.
+func WithLogger(l logging.Logger) ReconcilerOption {
+	return func(r *Reconciler) { r.log = l }
+}
+
+// WithRecorder sets the event recorder.
+func WithRecorder(er event.Recorder) ReconcilerOption {
+	return func(r *Reconciler) { r.record = er }
+}
+
+// WithPollInterval sets how often a Ready connection is verified again.
+func WithPollInterval(d time.Duration) ReconcilerOption {
+	return func(r *Reconciler) {
+		if d > 0 {
+			r.poll = d
+		}
+	}
+}
+
+// WithClientFactory replaces how Proxmox VE clients are built.
+func WithClientFactory(fn func(pve.Config) (*pve.Client, error)) ReconcilerOption {
+	return func(r *Reconciler) { r.newClient = fn }
+}
+
+// NewReconciler returns a ProxmoxConnection reconciler. kube reads and writes
+// connections and usages; secrets must read Secrets from the API server
+// directly, never through an informer cache.
+func NewReconciler(kube client.Client, secrets client.Reader, clients *pve.Cache, o ...ReconcilerOption) *Reconciler {
+	r := &Reconciler{
+		kube:      kube,
+		secrets:   secrets,
+		clients:   clients,
+		newClient: pve.New,
+		poll:      time.Minute,
+		log:       logging.NewNopLogger(),
+		record:    event.NewNopRecorder(),
+	}
+	for _, fn := range o {
+		fn(r)
+	}
+	return r
+}
+
+// Reconcile verifies one ProxmoxConnection and publishes its client.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	ctx, cancel := context.WithTimeout(ctx, reconcileTimeout)
+	defer cancel()
+
+	pc := &v1alpha1.ProxmoxConnection{}
+	if err := r.kube.Get(ctx, req.NamespacedName, pc); err != nil {
+		if kerrors.IsNotFound(err) {
+			// Gone without our finalizer (or after it was removed): make sure
+			// no client built from it remains usable.
+			r.clients.Remove(req.Name)
+			return reconcile.Result{}, nil
+		}
+		return reconcile.Result{}, errors.Wrap(err, errGetConnection)
+	}
+	log := r.log.WithValues("connection", pc.GetName(), "generation", pc.GetGeneration())
+
+	users, err := r.countUsers(ctx, pc.GetName())
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+
+	if meta.WasDeleted(pc) {
+		return r.reconcileDeletion(ctx, log, pc, users)
+	}
+	if err := r.ensureFinalizer(ctx, pc); err != nil {
+		return reconcile.Result{}, err
+	}
+
+	orig := pc.DeepCopy()
+	pc.SetUsers(users)
+	result := r.verify(ctx, log, pc)
+	if err := r.patchStatus(ctx, orig, pc); err != nil {
+		return reconcile.Result{}, err
+	}
+	r.recordReadyTransition(orig, pc)
+	return result, nil
+}
+
+// verify resolves the connection's credentials, makes sure a client built
+// from exactly those credentials has completed an authenticated call, and
+// records the outcome in pc's status. Only a verified client is left in the
+// cache: managed resources see ErrNotReady otherwise and retry shortly,
+// rather than sending requests with a credential known to be bad.
+func (r *Reconciler) verify(ctx context.Context, log logging.Logger, pc *v1alpha1.ProxmoxConnection) reconcile.Result {
+	creds, observed, err := r.resolveCredentials(ctx, pc.Spec)
+	pc.Status.ObservedSecrets = observed
+	if err != nil {
+		r.clients.Remove(pc.GetName())
+		pc.Status.SetConditions(notReady(pc, reasonOf(err), err.Error()))
+		log.Debug("Cannot resolve credentials", "error", err)
+		return reconcile.Result{RequeueAfter: failureRequeue}
+	}
+
+	fp := fingerprint(pc.GetGeneration(), observed)
+	cl, fresh, err := r.clientFor(pc, creds, fp)
+	if err != nil {
+		r.clients.Remove(pc.GetName())
+		pc.Status.SetConditions(notReady(pc, configReason(pc.Spec), creds.redact(err.Error())))
+		log.Debug("Cannot build Proxmox VE client", "error", creds.redact(err.Error()))
+		return reconcile.Result{RequeueAfter: failureRequeue}
+	}
+
+	version, err := cl.Verify(ctx)
+	if err != nil {
+		if fresh {
+			cl.Retire()
+		}
+		// A client that no longer authenticates must not keep serving
+		// managed resources: retire it together with its old credential.
+		r.clients.Remove(pc.GetName())
+		msg := creds.redact(err.Error())
+		pc.Status.SetConditions(notReady(pc, failureReason(err), msg))
+		log.Debug("Cannot verify Proxmox VE credentials", "error", msg)
+		return reconcile.Result{RequeueAfter: failureRequeue}
+	}
+
+	if fresh {
+		// Store retires the client built from the previous fingerprint, so
+		// no new request goes out with a rotated-away credential.
+		r.clients.Store(pc.GetName(), fp, cl)
+	}
+	pc.Status.Version = version
+	pc.Status.SetConditions(ready(pc))
+	return reconcile.Result{RequeueAfter: r.poll}
+}
+
+// clientFor returns the cached client when it was built from fingerprint fp,
+// and otherwise a new, unverified and not yet cached one (fresh=true).
+func (r *Reconciler) clientFor(pc *v1alpha1.ProxmoxConnection, creds credentials, fp string) (cl *pve.Client, fresh bool, err error) {
+	if r.clients.Fingerprint(pc.GetName()) == fp {
+		if cached, err := r.clients.Get(pc.GetName()); err == nil {
+			return cached, false, nil
+		}
+	}
+	cl, err = r.newClient(clientConfig(pc.Spec, creds))
+	return cl, true, err
+}
+
+// configReason explains why no client could be built from spec: most often
+// an endpoint that is not a host, host:port or https URL.
+func configReason(spec v1alpha1.ProxmoxConnectionSpec) xpv2.ConditionReason {
+	if _, err := pve.NormalizeEndpoint(spec.Endpoint); err != nil {
+		return v1alpha1.ReasonInvalidEndpoint
+	}
+	return xpv2.ReasonUnavailable
+}
+
+func clientConfig(spec v1alpha1.ProxmoxConnectionSpec, creds credentials) pve.Config {
+	return pve.Config{
+		Endpoint:              spec.Endpoint,
+		Username:              spec.Username,
+		Password:              creds.password,
+		TokenID:               spec.TokenID,
+		Secret:                creds.secret,
+		CAPEM:                 creds.ca,
+		InsecureSkipVerify:    spec.InsecureSkipVerify,
+		MaxConcurrentRequests: int(spec.MaxConcurrentRequests),
+	}
+}
+
+// patchStatus writes pc's status with a merge patch against orig. This
+// controller is the only writer of the status, so the patch needs no
+// optimistic lock and never fails on a concurrent metadata change.
+func (r *Reconciler) patchStatus(ctx context.Context, orig, pc *v1alpha1.ProxmoxConnection) error {
+	// NotFound: the connection was deleted while we reconciled it; its
+	// delete event tidies up.
+	return errors.Wrap(resource.IgnoreNotFound(r.kube.Status().Patch(ctx, pc, client.MergeFrom(orig))), errPatchStatus)
+}

@@ -1,0 +1,223 @@
+/*
+Copyright 2026 The provider-proxmox Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package provider builds the provider's controller manager with every
+// controller registered. The provider binary and the integration tests both
+// use it, so tests run exactly the wiring that ships.
+package provider
+
+import (
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/feature"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/statemetrics"
+
+	"github.com/kubemox/provider-proxmox/apis"
+	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
+	pxcontroller "github.com/kubemox/provider-proxmox/internal/controller"
+	"github.com/kubemox/provider-proxmox/internal/controller/connection"
+)
+
+// LeaderElectionID names the Lease replicas of the provider compete for.
+const LeaderElectionID = "crossplane-leader-election-provider-proxmox"
+
+const (
+	errScheme   = "cannot build the scheme"
+	errManager  = "cannot create the controller manager"
+	errSetup    = "cannot set up controllers"
+	errHealthz  = "cannot add the health check"
+	errReadyz   = "cannot add the readiness check"
+	errRegister = "cannot register managed resource metrics"
+)
+
+// Options configure the provider. Zero values get the defaults of the
+// provider binary's flags.
+type Options struct {
+	// Logger receives every log line of the provider. It is never handed to
+	// the Proxmox VE client library, which logs request bodies.
+	Logger logr.Logger
+
+	// SyncPeriod is how often informers relist everything.
+	SyncPeriod time.Duration
+	// PollInterval is how often each resource is checked for drift, and
+	// each connection's credentials verified again.
+	PollInterval time.Duration
+	// MaxReconcileRate is the global number of reconciles per second, and
+	// the number of concurrent reconciles of each controller.
+	MaxReconcileRate int
+
+	LeaderElection          bool
+	LeaderElectionNamespace string
+
+	EnableManagementPolicies bool
+
+	// MetricsBindAddress serves Prometheus metrics; "0" disables it.
+	MetricsBindAddress string
+	// HealthProbeBindAddress serves /healthz and /readyz; "" disables it.
+	HealthProbeBindAddress string
+}
+
+func (o *Options) defaults() {
+	if o.SyncPeriod <= 0 {
+		o.SyncPeriod = time.Hour
+	}
+	if o.PollInterval <= 0 {
+		o.PollInterval = time.Minute
+	}
+	if o.MaxReconcileRate <= 0 {
+		o.MaxReconcileRate = 10
+	}
+	if o.MetricsBindAddress == "" {
+		o.MetricsBindAddress = "0"
+	}
+	if o.Logger.GetSink() == nil {
+		o.Logger = logr.Discard()
+	}
+}
+
+// A Provider is the controller manager with every controller registered,
+// and the cache of verified Proxmox VE clients they share.
+type Provider struct {
+	manager.Manager
+	Clients *pve.Cache
+}
+
+// New builds the provider's manager against the API server cfg points at.
+// Start it with Provider.Start.
+func New(cfg *rest.Config, o Options) (*Provider, error) {
+	o.defaults()
+
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		return nil, errors.Wrap(err, errScheme)
+	}
+	if err := apis.AddToScheme(s); err != nil {
+		return nil, errors.Wrap(err, errScheme)
+	}
+
+	mgr, err := ctrl.NewManager(cfg, managerOptions(s, o))
+	if err != nil {
+		return nil, errors.Wrap(err, errManager)
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return nil, errors.Wrap(err, errHealthz)
+	}
+	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
+		return nil, errors.Wrap(err, errReadyz)
+	}
+
+	co, err := controllerOptions(o)
+	if err != nil {
+		return nil, err
+	}
+	clients := pve.NewCache()
+	if err := pxcontroller.Setup(mgr, co, clients); err != nil {
+		return nil, errors.Wrap(err, errSetup)
+	}
+	return &Provider{Manager: mgr, Clients: clients}, nil
+}
+
+// managerOptions keeps Secret data out of every cache. The manager's client
+// reads Secrets straight from the API server (a cached read would start a
+// cluster-wide informer holding every Secret's data), and the only Secret
+// informer is the ProxmoxConnection controller's metadata-only watch, whose
+// transform also drops annotations and managed fields.
+func managerOptions(s *runtime.Scheme, o Options) manager.Options {
+	return manager.Options{
+		Scheme: s,
+		Logger: o.Logger,
+		Cache: cache.Options{
+			SyncPeriod: &o.SyncPeriod,
+			ByObject: map[client.Object]cache.ByObject{
+				&corev1.Secret{}: {Transform: connection.SecretMetadataTransform},
+			},
+		},
+		Client: client.Options{
+			Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}},
+		},
+		Metrics:                    metricsserver.Options{BindAddress: o.MetricsBindAddress},
+		HealthProbeBindAddress:     o.HealthProbeBindAddress,
+		LeaderElection:             o.LeaderElection,
+		LeaderElectionID:           LeaderElectionID,
+		LeaderElectionNamespace:    o.LeaderElectionNamespace,
+		LeaderElectionResourceLock: resourcelock.LeasesResourceLock,
+		LeaseDuration:              ptr(60 * time.Second),
+		RenewDeadline:              ptr(50 * time.Second),
+	}
+}
+
+// controllerOptions are the crossplane-runtime options every controller
+// gets.
+func controllerOptions(o Options) (controller.Options, error) {
+	features := &feature.Flags{}
+	if o.EnableManagementPolicies {
+		features.Enable(feature.EnableBetaManagementPolicies)
+	}
+
+	mrMetrics := managed.NewMRMetricRecorder()
+	stateMetrics := statemetrics.NewMRStateMetrics()
+	for _, c := range []prometheus.Collector{mrMetrics, stateMetrics} {
+		if err := registerMetrics(c); err != nil {
+			return controller.Options{}, errors.Wrap(err, errRegister)
+		}
+	}
+
+	return controller.Options{
+		Logger:                  logging.NewLogrLogger(o.Logger.WithName("provider-proxmox")),
+		GlobalRateLimiter:       ratelimiter.NewGlobal(o.MaxReconcileRate),
+		PollInterval:            o.PollInterval,
+		MaxConcurrentReconciles: o.MaxReconcileRate,
+		Features:                features,
+		MetricOptions: &controller.MetricOptions{
+			PollStateMetricInterval: 5 * time.Second,
+			MRMetrics:               mrMetrics,
+			MRStateMetrics:          stateMetrics,
+		},
+	}, nil
+}
+
+// registerMetrics registers c with controller-runtime's registry. A second
+// provider in the same process (tests) keeps the first one's collectors.
+func registerMetrics(c prometheus.Collector) error {
+	err := metrics.Registry.Register(c)
+	var already prometheus.AlreadyRegisteredError
+	if errors.As(err, &already) {
+		return nil
+	}
+	return err
+}
+
+func ptr[T any](v T) *T { return &v }
