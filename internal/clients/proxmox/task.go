@@ -1,0 +1,142 @@
+package proxmox
+
+import (
+	"context"
+	"encoding/json"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+)
+
+// UPID is PVE's task id: UPID:node:pid:pstart:starttime:type:id:user: (with a
+// trailing colon). We parse it ourselves because go-proxmox's NewTask panics
+// on some malformed ids.
+type UPID struct {
+	Raw  string
+	Node string
+	Type string
+	ID   string
+	User string
+}
+
+// ParseUPID splits a UPID into the parts the provider needs.
+func ParseUPID(raw string) (UPID, error) {
+	parts := strings.Split(raw, ":")
+	if len(parts) < 8 || parts[0] != "UPID" || parts[1] == "" {
+		return UPID{}, errors.Errorf("malformed task id %q", raw)
+	}
+	return UPID{Raw: raw, Node: parts[1], Type: parts[5], ID: parts[6], User: parts[7]}, nil
+}
+
+// TaskStatus is one task as PVE reports it (status call or task list).
+type TaskStatus struct {
+	UPID       string
+	Node       string
+	Type       string
+	ID         string
+	User       string
+	Running    bool
+	ExitStatus string
+	StartTime  int64
+	EndTime    int64
+}
+
+// Finished reports whether the task stopped.
+func (t TaskStatus) Finished() bool { return !t.Running }
+
+// Succeeded reports whether the task stopped without error. PVE's
+// "WARNINGS: n" exit status counts as success.
+func (t TaskStatus) Succeeded() bool {
+	return !t.Running && (t.ExitStatus == "OK" || strings.HasPrefix(t.ExitStatus, "WARNINGS"))
+}
+
+// Failed reports whether the task stopped with an error; ExitStatus holds
+// PVE's message then.
+func (t TaskStatus) Failed() bool { return !t.Running && !t.Succeeded() }
+
+type wireTask struct {
+	UPID       wireText `json:"upid"`
+	Node       wireText `json:"node"`
+	Type       wireText `json:"type"`
+	ID         wireText `json:"id"`
+	User       wireText `json:"user"`
+	TokenID    wireText `json:"tokenid"`
+	Status     wireText `json:"status"`
+	ExitStatus wireText `json:"exitstatus"`
+	StartTime  wireInt    `json:"starttime"`
+	EndTime    wireInt    `json:"endtime"`
+}
+
+// statusCall interprets the /tasks/{upid}/status shape, where status is
+// running|stopped and exitstatus carries the result.
+func (w wireTask) statusCall() TaskStatus {
+	return TaskStatus{
+		UPID: string(w.UPID), Node: string(w.Node), Type: string(w.Type), ID: string(w.ID), User: string(w.User),
+		Running:    string(w.Status) == "running",
+		ExitStatus: string(w.ExitStatus),
+		StartTime:  int64(w.StartTime), EndTime: int64(w.EndTime),
+	}
+}
+
+// listEntry interprets the task list shape, where status is the exit status
+// of a finished task and absent (or "running") for an active one.
+func (w wireTask) listEntry() TaskStatus {
+	st := string(w.Status)
+	running := st == "" || st == "running"
+	if w.EndTime > 0 && st != "" && st != "running" {
+		running = false
+	}
+	return TaskStatus{
+		UPID: string(w.UPID), Node: string(w.Node), Type: string(w.Type), ID: string(w.ID), User: string(w.User),
+		Running: running, ExitStatus: st,
+		StartTime: int64(w.StartTime), EndTime: int64(w.EndTime),
+	}
+}
+
+// TaskStatus reads the state of one task. The node is taken from the UPID.
+func (c *Client) TaskStatus(ctx context.Context, upid string) (TaskStatus, error) {
+	u, err := ParseUPID(upid)
+	if err != nil {
+		return TaskStatus{}, err
+	}
+	var raw json.RawMessage
+	p := "/nodes/" + url.PathEscape(u.Node) + "/tasks/" + url.PathEscape(upid) + "/status"
+	if err := c.API().Get(ctx, p, &raw); err != nil {
+		return TaskStatus{}, errors.Wrapf(err, "cannot read task %s", upid)
+	}
+	var w wireTask
+	if err := json.Unmarshal(raw, &w); err != nil {
+		return TaskStatus{}, errors.Wrapf(err, "cannot decode task %s", upid)
+	}
+	ts := w.statusCall()
+	if ts.UPID == "" {
+		ts.UPID = upid
+	}
+	if ts.Node == "" {
+		ts.Node = u.Node
+	}
+	return ts, nil
+}
+
+// GuestTasks lists the tasks PVE recorded on node for vmid, newest first,
+// active and finished (source=all), at most limit entries.
+func (c *Client) GuestTasks(ctx context.Context, node string, vmid, limit int) ([]TaskStatus, error) {
+	q := url.Values{}
+	q.Set("vmid", strconv.Itoa(vmid))
+	q.Set("source", "all")
+	if limit > 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	var raw []wireTask
+	p := "/nodes/" + url.PathEscape(node) + "/tasks?" + q.Encode()
+	if err := c.API().Get(ctx, p, &raw); err != nil {
+		return nil, errors.Wrapf(err, "cannot list tasks of VM %d on node %s", vmid, node)
+	}
+	out := make([]TaskStatus, 0, len(raw))
+	for _, w := range raw {
+		out = append(out, w.listEntry())
+	}
+	return out, nil
+}

@@ -1,0 +1,440 @@
+package proxmox
+
+import (
+	"fmt"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// VMDisk is one disk the spec manages, keyed by device (scsi0, virtio1, ...).
+type VMDisk struct {
+	Storage string
+	SizeGB  int
+}
+
+// VMNIC is one network interface the spec manages (netN); other options of
+// netN (the MAC, firewall, tag, ...) are kept as PVE has them.
+type VMNIC struct {
+	Model  string
+	Bridge string
+}
+
+// VMPCIDevice is a passed-through PCI device (hostpciN).
+type VMPCIDevice struct {
+	Mapped     bool // DeviceID is a cluster mapping name, else a host PCI address
+	DeviceID   string
+	PrimaryGPU bool
+	PCIE       bool
+}
+
+// VMIPConfig is the IP configuration of one interface (ipconfigN).
+type VMIPConfig struct {
+	IPv4, GatewayIPv4 string // "192.0.2.10/24" or "dhcp"
+	IPv6, GatewayIPv6 string // "2001:db8::10/64", "dhcp" or "auto"
+}
+
+// VMCloudInit is the cloud-init configuration (the password is separate:
+// it never reads back).
+type VMCloudInit struct {
+	User            string
+	SSHKeys         []string
+	DNSDomain       string
+	DNSServers      []string
+	UpgradePackages *bool
+	IPConfigs       []VMIPConfig // index = interface
+	CustomUser      string
+	CustomMeta      string
+	CustomNetwork   string
+	CustomVendor    string
+}
+
+// VMSpec is what a VirtualMachine asks of a QEMU guest, in the provider's
+// terms; this package turns it into PVE keys. Zero values mean "not managed".
+type VMSpec struct {
+	Name       string
+	Cores      int
+	Sockets    int
+	MemoryMB   int64
+	Disks      map[string]VMDisk // device -> disk
+	NICs       []VMNIC           // net0, net1, ...
+	PCIDevices []VMPCIDevice     // hostpci0, ...
+	CloudInit  *VMCloudInit
+	// AdditionalConfig are raw PVE keys the user manages directly.
+	AdditionalConfig map[string]string
+	// OSImageDevice/OSImageVolume attach an image at creation from scratch.
+	OSImageDevice, OSImageVolume string
+}
+
+// managedKeys renders the keys of s compared verbatim (modulo formatting).
+func (s VMSpec) managedKeys() map[string]string {
+	k := map[string]string{}
+	if s.Cores > 0 {
+		k["cores"] = strconv.Itoa(s.Cores)
+	}
+	if s.Sockets > 0 {
+		k["sockets"] = strconv.Itoa(s.Sockets)
+	}
+	if s.MemoryMB > 0 {
+		k["memory"] = strconv.FormatInt(s.MemoryMB, 10)
+	}
+	for i, d := range s.PCIDevices {
+		k["hostpci"+strconv.Itoa(i)] = pciValue(d)
+	}
+	if ci := s.CloudInit; ci != nil {
+		cloudInitKeys(ci, k)
+	}
+	for key, v := range s.AdditionalConfig {
+		k[key] = v
+	}
+	return k
+}
+
+func pciValue(d VMPCIDevice) string {
+	ps := PropString{values: map[string]string{}}
+	if d.Mapped {
+		ps.Set("mapping", d.DeviceID)
+	} else {
+		ps.Set("", d.DeviceID)
+	}
+	if d.PCIE {
+		ps.Set("pcie", "1")
+	}
+	if d.PrimaryGPU {
+		ps.Set("x-vga", "1")
+	}
+	return ps.String()
+}
+
+func cloudInitKeys(ci *VMCloudInit, k map[string]string) {
+	setNonEmpty(k, "ciuser", ci.User)
+	if len(ci.SSHKeys) > 0 {
+		k["sshkeys"] = EncodeSSHKeys(ci.SSHKeys)
+	}
+	setNonEmpty(k, "searchdomain", ci.DNSDomain)
+	if len(ci.DNSServers) > 0 {
+		k["nameserver"] = strings.Join(ci.DNSServers, " ")
+	}
+	if ci.UpgradePackages != nil {
+		k["ciupgrade"] = pveBool(*ci.UpgradePackages)
+	}
+	for i, ip := range ci.IPConfigs {
+		if v := ipConfigValue(ip); v != "" {
+			k["ipconfig"+strconv.Itoa(i)] = v
+		}
+	}
+	ps := PropString{values: map[string]string{}}
+	for _, kv := range [][2]string{{"user", ci.CustomUser}, {"meta", ci.CustomMeta}, {"network", ci.CustomNetwork}, {"vendor", ci.CustomVendor}} {
+		if kv[1] != "" {
+			ps.Set(kv[0], kv[1])
+		}
+	}
+	if len(ps.keys) > 0 {
+		k["cicustom"] = ps.String()
+	}
+}
+
+func ipConfigValue(ip VMIPConfig) string {
+	ps := PropString{values: map[string]string{}}
+	for _, kv := range [][2]string{{"ip", ip.IPv4}, {"gw", ip.GatewayIPv4}, {"ip6", ip.IPv6}, {"gw6", ip.GatewayIPv6}} {
+		if kv[1] != "" {
+			ps.Set(kv[0], kv[1])
+		}
+	}
+	return ps.String()
+}
+
+// EncodeSSHKeys renders public keys the way PVE's sshkeys wants them: one
+// per line, URL-encoded with %20 for spaces (PVE rejects '+').
+func EncodeSSHKeys(keys []string) string {
+	return strings.ReplaceAll(url.QueryEscape(strings.Join(keys, "\n")), "+", "%20")
+}
+
+func setNonEmpty(m map[string]string, k, v string) {
+	if v != "" {
+		m[k] = v
+	}
+}
+
+func nicValueNew(n VMNIC) string {
+	v := n.Model
+	if v == "" {
+		v = "virtio"
+	}
+	if n.Bridge != "" {
+		v += ",bridge=" + n.Bridge
+	}
+	return v
+}
+
+// CreateParams renders s as the parameters of POST /nodes/{node}/qemu
+// (creation from scratch), with description added. Cloud-init gets a drive
+// on the first disk's storage.
+func (s VMSpec) CreateParams(description string) map[string]string {
+	p := s.managedKeys()
+	setNonEmpty(p, "name", s.Name)
+	setNonEmpty(p, "description", description)
+	p["scsihw"] = "virtio-scsi-pci"
+	devices := sortedKeys(s.Disks)
+	for _, dev := range devices {
+		d := s.Disks[dev]
+		p[dev] = fmt.Sprintf("%s:%d", d.Storage, d.SizeGB)
+	}
+	if len(devices) > 0 {
+		p["boot"] = "order=" + devices[0]
+	}
+	for i, n := range s.NICs {
+		p["net"+strconv.Itoa(i)] = nicValueNew(n)
+	}
+	if s.CloudInit != nil && len(devices) > 0 {
+		if _, taken := p["ide2"]; !taken && s.OSImageDevice != "ide2" {
+			p["ide2"] = s.Disks[devices[0]].Storage + ":cloudinit"
+		} else if _, taken := p["ide3"]; !taken {
+			p["ide3"] = s.Disks[devices[0]].Storage + ":cloudinit"
+		}
+	}
+	if s.OSImageDevice != "" && s.OSImageVolume != "" {
+		v := s.OSImageVolume
+		if strings.HasPrefix(s.OSImageDevice, "ide") || strings.HasPrefix(s.OSImageDevice, "sata") {
+			if !strings.Contains(v, "media=") && strings.HasSuffix(strings.SplitN(v, ",", 2)[0], ".iso") {
+				v += ",media=cdrom"
+			}
+		}
+		p[s.OSImageDevice] = v
+	}
+	return p
+}
+
+// Resize grows one disk.
+type Resize struct {
+	Disk string
+	Size string // e.g. "60G"
+}
+
+// VMPlan is what it takes to make a guest match a VMSpec.
+type VMPlan struct {
+	// Set are keys changed synchronously (PUT config).
+	Set map[string]string
+	// NewDisks are disks to allocate (POST config, async).
+	NewDisks map[string]string
+	Resizes  []Resize
+	// Refused are changes not made (shrinking, moving a disk), each a
+	// sentence naming the field.
+	Refused []string
+	// Fields names what drifted, for events.
+	Fields []string
+}
+
+// Empty reports whether the plan changes nothing (refusals aside).
+func (p VMPlan) Empty() bool {
+	return len(p.Set) == 0 && len(p.NewDisks) == 0 && len(p.Resizes) == 0
+}
+
+// TouchesCloudInit reports whether applying Set changes the cloud-init
+// drive: on a running guest that needs a reboot to take effect.
+func (p VMPlan) TouchesCloudInit() bool {
+	for k := range p.Set {
+		if IsCloudInitKey(k) {
+			return true
+		}
+	}
+	return false
+}
+
+// IsCloudInitKey reports whether a config key lives on the cloud-init drive.
+func IsCloudInitKey(k string) bool {
+	switch k {
+	case "ciuser", "cipassword", "sshkeys", "searchdomain", "nameserver", "ciupgrade", "cicustom", "citype":
+		return true
+	}
+	return strings.HasPrefix(k, "ipconfig")
+}
+
+// Diff compares s with a guest's configuration (the values it will have
+// after the next boot, so a change PVE already holds pending is not sent
+// again). Only what s sets is compared.
+func Diff(s VMSpec, cfg GuestConfig) VMPlan {
+	p := VMPlan{Set: map[string]string{}, NewDisks: map[string]string{}}
+	if s.Name != "" {
+		if have, _ := cfg.Effective("name"); have != s.Name {
+			p.Set["name"] = s.Name
+			p.Fields = append(p.Fields, "name")
+		}
+	}
+	keys := s.managedKeys()
+	for _, k := range sortedKeys(keys) {
+		have, ok := cfg.Effective(k)
+		if ok && sameValue(k, keys[k], have) {
+			continue
+		}
+		p.Set[k] = keys[k]
+		p.Fields = append(p.Fields, k)
+	}
+	for i, n := range s.NICs {
+		k := "net" + strconv.Itoa(i)
+		if v, changed := nicValue(n, cfg, k); changed {
+			p.Set[k] = v
+			p.Fields = append(p.Fields, k)
+		}
+	}
+	for _, k := range sortedKeys(s.Disks) {
+		diffDisk(&p, k, s.Disks[k], cfg)
+	}
+	return p
+}
+
+func diffDisk(p *VMPlan, key string, want VMDisk, cfg GuestConfig) {
+	have, ok := cfg.Effective(key)
+	if !ok {
+		p.NewDisks[key] = fmt.Sprintf("%s:%d", want.Storage, want.SizeGB)
+		p.Fields = append(p.Fields, key)
+		return
+	}
+	ps := ParsePropString(have)
+	if st := diskStorage(ps); want.Storage != "" && st != "" && st != want.Storage {
+		p.Refused = append(p.Refused, fmt.Sprintf("disk %s is on storage %q, the spec asks for %q: disks are not moved automatically", key, st, want.Storage))
+		return
+	}
+	sizeText, _ := ps.Get("size")
+	haveBytes, ok := sizeBytes(sizeText)
+	if !ok || want.SizeGB <= 0 {
+		return
+	}
+	wantBytes := int64(want.SizeGB) << 30
+	switch {
+	case haveBytes < wantBytes:
+		p.Resizes = append(p.Resizes, Resize{Disk: key, Size: strconv.Itoa(want.SizeGB) + "G"})
+		p.Fields = append(p.Fields, key)
+	case haveBytes > wantBytes:
+		p.Refused = append(p.Refused, fmt.Sprintf("disk %s is %s, the spec asks for %dG: disks are never shrunk", key, sizeText, want.SizeGB))
+	}
+}
+
+// nicValue returns the netN value with the spec's model and bridge applied
+// to what the guest has, keeping the MAC and every other option.
+func nicValue(want VMNIC, cfg GuestConfig, key string) (string, bool) {
+	have, ok := cfg.Effective(key)
+	if !ok {
+		return nicValueNew(want), true
+	}
+	ps := ParsePropString(have)
+	model, mac, modelKey := nicModel(ps)
+	changed := false
+	if want.Model != "" && want.Model != model {
+		ps.Del(modelKey)
+		// The model key carries the MAC; it moves to the new model.
+		next := PropString{values: map[string]string{}}
+		if mac != "" {
+			next.Set(want.Model, mac)
+		} else {
+			next.Set("", want.Model)
+		}
+		for _, k := range ps.keys {
+			next.Set(k, ps.values[k])
+		}
+		ps = next
+		changed = true
+	}
+	if want.Bridge != "" {
+		if b, _ := ps.Get("bridge"); b != want.Bridge {
+			ps.Set("bridge", want.Bridge)
+			changed = true
+		}
+	}
+	return ps.String(), changed
+}
+
+// sameValue compares a spec value with PVE's, tolerating PVE's formatting.
+func sameValue(key, want, have string) bool {
+	want, have = strings.TrimSpace(want), strings.TrimSpace(have)
+	if want == have {
+		return true
+	}
+	switch key {
+	case "memory":
+		return firstValue(want, "current") == firstValue(have, "current")
+	case "sshkeys":
+		return normaliseKeys(want) == normaliseKeys(have)
+	case "nameserver":
+		return strings.Join(strings.Fields(want), " ") == strings.Join(strings.Fields(have), " ")
+	case "ciupgrade", "onboot", "protection", "agent", "tablet", "acpi", "numa":
+		if !strings.Contains(want+have, "=") {
+			return boolText(want) == boolText(have)
+		}
+	}
+	return sameProps(want, have)
+}
+
+func firstValue(s, key string) string {
+	ps := ParsePropString(s)
+	if v, ok := ps.Get(""); ok {
+		return v
+	}
+	v, _ := ps.Get(key)
+	return v
+}
+
+func normaliseKeys(s string) string {
+	if d, err := url.PathUnescape(s); err == nil {
+		s = d
+	}
+	var lines []string
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// sameProps compares two property strings as sets of key=value pairs.
+func sameProps(a, b string) bool {
+	pa, pb := ParsePropString(a), ParsePropString(b)
+	if len(pa.values) != len(pb.values) {
+		return false
+	}
+	for k, v := range pa.values {
+		if w, ok := pb.values[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+// AgentEnabled reports whether a guest's config enables the guest agent
+// ("1" or "enabled=1,...").
+func AgentEnabled(cfg GuestConfig) bool {
+	v, ok := cfg.Current("agent")
+	if !ok {
+		return false
+	}
+	ps := ParsePropString(v)
+	if e, ok := ps.Get("enabled"); ok {
+		return boolText(e)
+	}
+	first, _ := ps.Get("")
+	return boolText(first)
+}
+
+// Description returns a guest's description (notes).
+func Description(cfg GuestConfig) string {
+	d, _ := cfg.Effective("description")
+	return d
+}
+
+// Lock returns a guest's config lock ("clone", "create", "migrate", ...)
+// when /pending reports one.
+func Lock(cfg GuestConfig) string {
+	l, _ := cfg.Current("lock")
+	return l
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
