@@ -65,8 +65,8 @@ type wireTask struct {
 	TokenID    wireText `json:"tokenid"`
 	Status     wireText `json:"status"`
 	ExitStatus wireText `json:"exitstatus"`
-	StartTime  wireInt    `json:"starttime"`
-	EndTime    wireInt    `json:"endtime"`
+	StartTime  wireInt  `json:"starttime"`
+	EndTime    wireInt  `json:"endtime"`
 }
 
 // statusCall interprets the /tasks/{upid}/status shape, where status is

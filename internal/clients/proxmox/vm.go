@@ -84,7 +84,7 @@ type wirePending struct {
 	Key     wireText  `json:"key"`
 	Value   *wireText `json:"value"`
 	Pending *wireText `json:"pending"`
-	Delete  wireInt     `json:"delete"`
+	Delete  wireInt   `json:"delete"`
 }
 
 // GuestPending reads a guest's configuration with its pending changes in one
@@ -134,11 +134,11 @@ type GuestStatus struct {
 func (s GuestStatus) Running() bool { return s.Status == "running" }
 
 type wireStatus struct {
-	VMID      wireInt    `json:"vmid"`
+	VMID      wireInt  `json:"vmid"`
 	Name      wireText `json:"name"`
 	Status    wireText `json:"status"`
 	QMPStatus wireText `json:"qmpstatus"`
-	Uptime    wireInt    `json:"uptime"`
+	Uptime    wireInt  `json:"uptime"`
 	Lock      wireText `json:"lock"`
 	Template  wireText `json:"template"`
 	Agent     wireText `json:"agent"`
@@ -454,7 +454,9 @@ func apiMessage(err error) string {
 
 // IsAlreadyExists reports whether PVE refused because the VMID is taken
 // ("VM 100 already exists", "config file already exists").
-func IsAlreadyExists(err error) bool { return err != nil && reAlreadyExists.MatchString(apiMessage(err)) }
+func IsAlreadyExists(err error) bool {
+	return err != nil && reAlreadyExists.MatchString(apiMessage(err))
+}
 
 // MessageMeansAlreadyExists is IsAlreadyExists for a task's exit status.
 func MessageMeansAlreadyExists(msg string) bool { return reAlreadyExists.MatchString(msg) }
@@ -467,7 +469,9 @@ func IsLocked(err error) bool { return err != nil && reLocked.MatchString(apiMes
 func IsGuestRunning(err error) bool { return err != nil && reRunning.MatchString(apiMessage(err)) }
 
 // IsGuestNotRunning reports PVE's "VM N not running" refusal (e.g. reboot).
-func IsGuestNotRunning(err error) bool { return err != nil && reNotRunning.MatchString(apiMessage(err)) }
+func IsGuestNotRunning(err error) bool {
+	return err != nil && reNotRunning.MatchString(apiMessage(err))
+}
 
 // IsGuestNotFound reports whether PVE said the guest (its config) does not
 // exist. PVE answers 500 "Configuration file ... does not exist", not 404.
