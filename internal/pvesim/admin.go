@@ -1,0 +1,222 @@
+package pvesim
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// serveAdmin serves the /_sim/ API (documented in doc.go). It needs no PVE credentials.
+func (s *Server) serveAdmin(w http.ResponseWriter, hr *http.Request) {
+	var (
+		data any
+		err  error
+	)
+	switch strings.TrimSuffix(hr.URL.Path, "/") + " " + hr.Method {
+	case "/_sim/state GET":
+		data = s.adminState()
+	case "/_sim/reset POST":
+		s.Reset()
+	case "/_sim/faults PUT":
+		err = s.adminFaults(hr)
+	case "/_sim/tokens PUT":
+		err = s.adminTokens(hr)
+	case "/_sim/users PUT":
+		err = s.adminUsers(hr)
+	case "/_sim/guests POST":
+		err = s.adminGuests(hr)
+	case "/_sim/volumes POST":
+		err = s.adminVolumes(hr)
+	case "/_sim/baseline POST":
+		s.SaveBaseline()
+	default:
+		err = errf(http.StatusNotFound, "no such admin endpoint %s %s", hr.Method, hr.URL.Path)
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeData(w, data)
+}
+
+func decodeAdmin(hr *http.Request, v any) error {
+	b, err := io.ReadAll(io.LimitReader(hr.Body, maxBodySize))
+	if err != nil {
+		return errf(http.StatusBadRequest, "cannot read body")
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return errf(http.StatusBadRequest, "invalid JSON body: %s", err.Error())
+	}
+	return nil
+}
+
+type adminTask struct {
+	UPID       string `json:"upid"`
+	Node       string `json:"node"`
+	Type       string `json:"type"`
+	ID         string `json:"id"`
+	User       string `json:"user"`
+	Status     string `json:"status"`
+	ExitStatus string `json:"exitstatus,omitempty"`
+}
+
+type adminStateView struct {
+	Guests   []GuestView    `json:"guests"`
+	Tasks    []adminTask    `json:"tasks"`
+	Locks    map[int]string `json:"locks"`
+	Counters Counters       `json:"counters"`
+}
+
+func (s *Server) adminState() adminStateView {
+	v := adminStateView{Guests: s.Guests(), Locks: map[int]string{}, Counters: s.Counters()}
+	for _, g := range v.Guests {
+		if g.Lock != "" {
+			v.Locks[g.VMID] = g.Lock
+		}
+	}
+	s.mu.Lock()
+	for _, n := range s.st.nodes {
+		for _, t := range s.st.taskLog[n] {
+			v.Tasks = append(v.Tasks, adminTask{UPID: t.UPID, Node: t.Node, Type: t.Type, ID: t.ID, User: t.User, Status: t.Status, ExitStatus: t.ExitStatus})
+		}
+	}
+	s.mu.Unlock()
+	return v
+}
+
+// adminFaultRule is FaultRule with a human-readable latency ("250ms").
+type adminFaultRule struct {
+	FaultRule
+	Latency string `json:"latency,omitempty"`
+}
+
+type adminFaultsBody struct {
+	Rules []adminFaultRule `json:"rules"`
+	Drops []struct {
+		Method      string `json:"method"`
+		PathPattern string `json:"pathPattern"`
+	} `json:"drops,omitempty"`
+}
+
+func (s *Server) adminFaults(hr *http.Request) error {
+	var body adminFaultsBody
+	if err := decodeAdmin(hr, &body); err != nil {
+		return err
+	}
+	f := Faults{}
+	for _, r := range body.Rules {
+		rule := r.FaultRule
+		if r.Latency != "" {
+			d, err := time.ParseDuration(r.Latency)
+			if err != nil {
+				return errf(http.StatusBadRequest, "invalid latency %q", r.Latency)
+			}
+			rule.Latency = d
+		}
+		f.Rules = append(f.Rules, rule)
+	}
+	if err := s.faults.set(f); err != nil {
+		return err
+	}
+	for _, d := range body.Drops {
+		s.DropAfterApply(d.Method, d.PathPattern)
+	}
+	return nil
+}
+
+func (s *Server) adminTokens(hr *http.Request) error {
+	var body struct {
+		TokenID string `json:"tokenid"`
+		Secret  string `json:"secret"`
+		Delete  bool   `json:"delete"`
+	}
+	if err := decodeAdmin(hr, &body); err != nil {
+		return err
+	}
+	if !strings.Contains(body.TokenID, "!") {
+		return errf(http.StatusBadRequest, "tokenid must look like user@realm!name")
+	}
+	if body.Delete {
+		s.RemoveToken(body.TokenID)
+		return nil
+	}
+	s.AddToken(body.TokenID, body.Secret)
+	return nil
+}
+
+func (s *Server) adminUsers(hr *http.Request) error {
+	var body struct {
+		UserID   string `json:"userid"`
+		Password string `json:"password"`
+		Delete   bool   `json:"delete"`
+	}
+	if err := decodeAdmin(hr, &body); err != nil {
+		return err
+	}
+	if !strings.Contains(body.UserID, "@") {
+		return errf(http.StatusBadRequest, "userid must look like user@realm")
+	}
+	if body.Delete {
+		s.RemoveUser(body.UserID)
+		return nil
+	}
+	s.AddUser(body.UserID, body.Password)
+	return nil
+}
+
+type adminGuestBody struct {
+	// Action is "seed" (default), "template" or "drift".
+	Action string `json:"action"`
+	GuestSeed
+	Name string `json:"name,omitempty"`
+	// Drift: config keys to set ("" deletes), a power state, a node to move to.
+	Status string `json:"status,omitempty"`
+}
+
+func (s *Server) adminGuests(hr *http.Request) error {
+	var body adminGuestBody
+	if err := decodeAdmin(hr, &body); err != nil {
+		return err
+	}
+	switch body.Action {
+	case "", "seed":
+		return s.AddGuest(body.GuestSeed)
+	case "template":
+		return s.AddTemplate(body.Node, body.VMID, body.Name)
+	case "drift":
+		return s.drift(body)
+	}
+	return errf(http.StatusBadRequest, "unknown action %q", body.Action)
+}
+
+func (s *Server) drift(body adminGuestBody) error {
+	for _, k := range sortedKeys(body.Config) {
+		if err := s.SetGuestConfig(body.VMID, k, body.Config[k]); err != nil {
+			return err
+		}
+	}
+	if body.Status != "" {
+		if err := s.SetGuestStatus(body.VMID, body.Status); err != nil {
+			return err
+		}
+	}
+	if body.Node != "" {
+		if g, ok := s.Guest(body.VMID); ok && g.Node != body.Node {
+			return s.MigrateGuest(body.VMID, body.Node)
+		}
+	}
+	return nil
+}
+
+func (s *Server) adminVolumes(hr *http.Request) error {
+	var body struct {
+		Node  string `json:"node"`
+		VolID string `json:"volid"`
+	}
+	if err := decodeAdmin(hr, &body); err != nil {
+		return err
+	}
+	return s.AddVolume(body.Node, body.VolID)
+}

@@ -1,0 +1,166 @@
+package pvesim
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Host figures every simulated node reports.
+const (
+	nodeCPUs   = 16
+	nodeMemory = 64 * gib
+	nodeUptime = 864000
+	pveVersion = "9.1.1"
+	pveRepoID  = "42becc1aa2c8ad2e"
+)
+
+func handleVersion(_ *Server, _ *request) (any, error) {
+	return map[string]any{"version": pveVersion, "release": "9.1", "repoid": pveRepoID}, nil
+}
+
+// handleClusterResources lists guests, nodes, storages and pools. Guest status, name,
+// uptime and template come from the lagging pvestatd view; lock, tags, node and pool are live.
+func handleClusterResources(s *Server, r *request) (any, error) {
+	typ := r.str("type")
+	now := time.Now()
+	out := []map[string]any{}
+	if typ == "" || typ == "vm" {
+		for _, id := range sortedInts(s.st.guests) {
+			out = append(out, s.guestResource(s.st.guests[id], now))
+		}
+	}
+	if typ == "" || typ == "node" {
+		for _, n := range s.st.nodes {
+			out = append(out, nodeResource(n))
+		}
+	}
+	if typ == "" || typ == "storage" {
+		for _, n := range s.st.nodes {
+			for _, id := range s.st.storageIDs(n) {
+				out = append(out, storageResource(n, s.st.storages[n][id]))
+			}
+		}
+	}
+	if typ == "" {
+		for _, id := range sortedKeys(s.st.pools) {
+			out = append(out, map[string]any{"id": "pool/" + id, "type": "pool", "pool": id})
+		}
+	}
+	return out, nil
+}
+
+func (s *Server) guestResource(g *guest, now time.Time) map[string]any {
+	v := g.resourcesView(now)
+	m := map[string]any{
+		"id": fmt.Sprintf("%s/%d", g.Kind, g.VMID), "type": g.Kind, "vmid": g.VMID, "node": g.Node,
+		"maxcpu": guestCPUs(g), "maxmem": guestMaxMem(g), "maxdisk": guestMaxDisk(g),
+		"cpu": 0, "mem": 0, "disk": 0, "netin": 0, "netout": 0, "diskread": 0, "diskwrite": 0,
+		"uptime": 0, "template": boolNum(v.Template), "status": "unknown",
+	}
+	if v.Known {
+		m["status"] = v.Status
+		if v.Name != "" {
+			m["name"] = v.Name
+		}
+		if v.Status == StatusRunning && !v.StartedAt.IsZero() {
+			m["uptime"] = int64(now.Sub(v.StartedAt).Seconds())
+			m["mem"] = guestMaxMem(g) / 4
+			m["cpu"] = 0.01
+		}
+	}
+	if l := g.lock(); l != "" {
+		m["lock"] = l
+	}
+	if tags := g.Config["tags"]; tags != "" {
+		m["tags"] = tags
+	}
+	if g.Pool != "" {
+		m["pool"] = g.Pool
+	}
+	if g.HAManaged {
+		m["hastate"] = "started"
+	}
+	return m
+}
+
+func nodeResource(n string) map[string]any {
+	return map[string]any{
+		"id": "node/" + n, "type": "node", "node": n, "status": "online", "level": "", "cgroup-mode": 2,
+		"maxcpu": nodeCPUs, "cpu": 0.02, "maxmem": nodeMemory, "mem": 8 * gib,
+		"maxdisk": 100 * gib, "disk": 10 * gib, "uptime": nodeUptime,
+	}
+}
+
+func storageResource(node string, st *storage) map[string]any {
+	return map[string]any{
+		"id": "storage/" + node + "/" + st.ID, "type": "storage", "storage": st.ID, "node": node,
+		"status": "available", "content": strings.Join(st.Content, ","), "plugintype": st.Type,
+		"shared": boolNum(st.Shared), "disk": st.used(), "maxdisk": st.Total,
+	}
+}
+
+// handleNextID returns the lowest free VMID as a string, as PVE's Perl does on the wire.
+func handleNextID(s *Server, r *request) (any, error) {
+	if r.has("vmid") {
+		id := r.int("vmid")
+		if _, taken := s.st.guests[id]; taken {
+			return nil, errParam("vmid", fmt.Sprintf("VM %d already exists", id))
+		}
+		return strconv.Itoa(id), nil
+	}
+	for id := 100; id <= 1000000; id++ {
+		if _, taken := s.st.guests[id]; !taken {
+			return strconv.Itoa(id), nil
+		}
+	}
+	return nil, errInternal("unable to get any free VMID in range [100, 1000000]")
+}
+
+// handleClusterStatus returns numbers for its booleans: go-proxmox type-asserts float64.
+func handleClusterStatus(s *Server, _ *request) (any, error) {
+	out := []map[string]any{}
+	if len(s.st.nodes) > 1 {
+		out = append(out, map[string]any{"type": "cluster", "id": "cluster", "name": "pvesim", "nodes": len(s.st.nodes), "quorate": 1, "version": len(s.st.nodes)})
+	}
+	for i, n := range s.st.nodes {
+		out = append(out, map[string]any{
+			"type": "node", "id": "node/" + n, "name": n, "ip": fmt.Sprintf("127.0.0.%d", i+1),
+			"local": boolNum(i == 0), "nodeid": i + 1, "online": 1, "level": "",
+		})
+	}
+	return out, nil
+}
+
+func handleNodes(s *Server, _ *request) (any, error) {
+	out := []map[string]any{}
+	for _, n := range s.st.nodes {
+		out = append(out, map[string]any{
+			"node": n, "id": "node/" + n, "type": "node", "status": "online", "cpu": 0.02, "maxcpu": nodeCPUs,
+			"mem": 8 * gib, "maxmem": nodeMemory, "disk": 10 * gib, "maxdisk": 100 * gib, "uptime": nodeUptime, "level": "",
+			"ssl_fingerprint": "00:11:22:33:44:55:66:77:88:99:AA:BB:CC:DD:EE:FF:00:11:22:33:44:55:66:77:88:99:AA:BB:CC:DD:EE:FF",
+		})
+	}
+	return out, nil
+}
+
+func handleNodeStatus(s *Server, r *request) (any, error) {
+	if err := s.checkNode(r.node()); err != nil {
+		return nil, err
+	}
+	return map[string]any{
+		"uptime": nodeUptime, "cpu": 0.02, "wait": 0.0, "idle": 0,
+		"loadavg":    []string{"0.10", "0.12", "0.09"},
+		"kversion":   "Linux 6.17.2-1-pve #1 SMP PREEMPT_DYNAMIC PMX 6.17.2-1 (2025-11-05T09:00Z) x86_64",
+		"pveversion": "pve-manager/" + pveVersion + "/" + pveRepoID,
+		"memory":     map[string]any{"total": nodeMemory, "used": 8 * gib, "free": nodeMemory - 8*gib, "available": nodeMemory - 8*gib},
+		"swap":       map[string]any{"total": 8 * gib, "used": 0, "free": 8 * gib},
+		"rootfs":     map[string]any{"total": 100 * gib, "used": 10 * gib, "free": 90 * gib, "avail": 85 * gib},
+		"ksm":        map[string]any{"shared": 0},
+		"cpuinfo": map[string]any{"cpus": nodeCPUs, "cores": nodeCPUs / 2, "sockets": 1, "model": "pvesim Virtual CPU",
+			"mhz": "2995.200", "hvm": "1", "user_hz": 100, "flags": "fpu vme de pse tsc msr pae mce cx8 apic sep"},
+		"boot-info":      map[string]any{"mode": "efi", "secureboot": 0},
+		"current-kernel": map[string]any{"sysname": "Linux", "release": "6.17.2-1-pve", "machine": "x86_64"},
+	}, nil
+}

@@ -1,0 +1,152 @@
+package pvesim
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// parseSize reads PVE disk sizes: "32G", "512M", "1T", "4096K", or bytes; a bare number
+// in an allocation ("local-lvm:32") means GiB and is handled by the caller.
+func parseSize(s string) (int64, bool) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0, false
+	}
+	mult := int64(1)
+	switch s[len(s)-1] {
+	case 'K', 'k':
+		mult = 1 << 10
+	case 'M', 'm':
+		mult = 1 << 20
+	case 'G', 'g':
+		mult = 1 << 30
+	case 'T', 't':
+		mult = 1 << 40
+	}
+	if mult != 1 {
+		s = s[:len(s)-1]
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f < 0 {
+		return 0, false
+	}
+	return int64(f * float64(mult)), true
+}
+
+// formatSize renders bytes the way PVE writes "size=" in configs.
+func formatSize(b int64) string {
+	switch {
+	case b >= 1<<40 && b%(1<<40) == 0:
+		return fmt.Sprintf("%dT", b>>40)
+	case b >= 1<<30 && b%(1<<30) == 0:
+		return fmt.Sprintf("%dG", b>>30)
+	case b >= 1<<20 && b%(1<<20) == 0:
+		return fmt.Sprintf("%dM", b>>20)
+	case b >= 1<<10 && b%(1<<10) == 0:
+		return fmt.Sprintf("%dK", b>>10)
+	}
+	return strconv.FormatInt(b, 10)
+}
+
+// diskKeyPrefixes are the QEMU config keys that hold drives.
+var diskKeyPrefixes = []string{"scsi", "virtio", "sata", "ide", "efidisk", "tpmstate"}
+
+// isQemuDiskKey reports whether a QEMU config key is a drive (scsi0, virtio3, efidisk0, ...).
+func isQemuDiskKey(k string) bool {
+	base, _, ok := splitIndexed(k)
+	return ok && contains(diskKeyPrefixes, base)
+}
+
+// isLXCDiskKey reports whether a container config key is a mount (rootfs, mp0, ...).
+func isLXCDiskKey(k string) bool {
+	if k == "rootfs" {
+		return true
+	}
+	base, _, ok := splitIndexed(k)
+	return ok && base == "mp"
+}
+
+// driveVolume returns the volume part of a drive value and its other options.
+func driveVolume(value string) (string, map[string]string) {
+	parts, err := splitPropertyString(value)
+	opts := map[string]string{}
+	if err != nil || len(parts) == 0 {
+		return "", opts
+	}
+	vol := ""
+	for _, p := range parts {
+		k, v, ok := strings.Cut(p, "=")
+		switch {
+		case !ok && vol == "":
+			vol = p
+		case ok && (k == "file" || k == "volume"):
+			vol = v
+		case ok:
+			opts[k] = unquote(v)
+		}
+	}
+	return vol, opts
+}
+
+// driveValue renders a drive: volume first, then options in PVE's sorted order.
+func driveValue(vol string, opts map[string]string) string {
+	parts := []string{vol}
+	for _, k := range sortedKeys(opts) {
+		parts = append(parts, k+"="+opts[k])
+	}
+	return strings.Join(parts, ",")
+}
+
+// isCDROM tells media=cdrom drives (and "none"/"cdrom") apart from disks.
+func isCDROM(value string) bool {
+	vol, opts := driveVolume(value)
+	return opts["media"] == "cdrom" || vol == "none" || vol == "cdrom"
+}
+
+// guestCPUs is cores*sockets for VMs and cores for containers (default 1).
+func guestCPUs(g *guest) int {
+	cfg := g.Config
+	cores := atoiDefault(cfg["cores"], 1)
+	if g.Kind == KindLXC {
+		return cores
+	}
+	return cores * atoiDefault(cfg["sockets"], 1)
+}
+
+// guestMaxMem is the memory in bytes; QEMU's memory is a property string "[current=]N".
+func guestMaxMem(g *guest) int64 {
+	v := g.Config["memory"]
+	v = strings.TrimPrefix(v, "current=")
+	if i := strings.IndexByte(v, ','); i >= 0 {
+		v = v[:i]
+	}
+	return int64(atoiDefault(v, 512)) * mib
+}
+
+// guestMaxDisk is the size of the boot disk (first disk by key order for VMs, rootfs for containers).
+func guestMaxDisk(g *guest) int64 {
+	if g.Kind == KindLXC {
+		_, opts := driveVolume(g.Config["rootfs"])
+		n, _ := parseSize(opts["size"])
+		return n
+	}
+	for _, k := range sortedKeys(g.Config) {
+		if !isQemuDiskKey(k) || isCDROM(g.Config[k]) {
+			continue
+		}
+		_, opts := driveVolume(g.Config[k])
+		if n, ok := parseSize(opts["size"]); ok {
+			return n
+		}
+	}
+	return 0
+}
+
+func atoiDefault(s string, def int) int {
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil {
+		return def
+	}
+	return n
+}

@@ -1,0 +1,60 @@
+// Package pvesim simulates the Proxmox VE 9.1 API (/api2/json) closely enough that
+// go-proxmox and our provider cannot tell it from a real cluster where it matters: wire
+// typing, error envelopes, tickets and API tokens, asynchronous tasks with real-format
+// UPIDs, config locks, pending changes, clone/create semantics and the eventually
+// consistent /cluster/resources.
+//
+// # In-process use
+//
+//	sim, err := pvesim.Start(pvesim.Options{Nodes: []string{"pve"}})
+//	defer sim.Close()
+//	sim.AddUser("root@pam", "secret")
+//	sim.AddToken("root@pam!kubemox", "uuid-secret")
+//	_ = sim.AddTemplate("pve", 9000, "debian-12")
+//	client := proxmox.NewClient(sim.APIURL(), ...) // trust sim.CAPEM()
+//
+// Every Start generates a fresh ECDSA CA and a serving certificate for 127.0.0.1, ::1 and
+// localhost; CAPEM is usable as a ProxmoxConnection caBundle.
+//
+// # Admin API
+//
+// Outside /api2, on the same listener, without PVE authentication. Answers use the
+// {"data": ...} envelope; errors carry "message".
+//
+//   - GET  /_sim/state: {"guests": [GuestView], "tasks": [{upid,node,type,id,user,status,exitstatus}],
+//     "locks": {vmid: lock}, "counters": {"byEndpoint": {"GET /nodes/{node}/qemu/{vmid}/config": n},
+//     "byCredential": {"root@pam!kubemox": n}, "byCredentialSecret": {fingerprint: n}}}
+//   - POST /_sim/reset: restore the baseline guests/volumes/pools, drop tasks, clear faults and counters.
+//   - POST /_sim/baseline: make the current guests/volumes/pools the reset baseline.
+//   - PUT  /_sim/faults: {"rules": [{"method": "POST", "pathPattern": "/nodes/*/qemu/*/clone",
+//     "errorRate": 1, "status": 500, "message": "...", "latency": "250ms", "taskFailureRate": 1,
+//     "taskFailureMessage": "..."}], "drops": [{"method": "POST", "pathPattern": "..."}]}.
+//     Replaces the rules; each drop is one-shot (apply the request, then close the connection).
+//     A pathPattern starting with "^" is a regular expression, any other a path.Match pattern
+//     over the path below /api2/json. In Go, Server.HoldResponse holds one response until released.
+//   - PUT  /_sim/tokens: {"tokenid": "root@pam!kubemox", "secret": "..."} adds or rotates;
+//     {"tokenid": "...", "delete": true} revokes.
+//   - PUT  /_sim/users: {"userid": "root@pam", "password": "..."} adds or changes the password
+//     (tickets already issued stay valid, as in PVE); {"userid": "...", "delete": true} removes.
+//   - POST /_sim/guests: {"kind": "qemu"|"lxc", "node", "vmid", "config": {...}, "running", "template"}
+//     seeds a guest; {"action": "template", "node", "vmid", "name"} seeds a cloud-init template;
+//     {"action": "drift", "vmid", "config": {"key": "value" or "" to delete}, "status": "running"|"stopped",
+//     "node": "other"} changes a guest behind the provider's back.
+//   - POST /_sim/volumes: {"node": "pve", "volid": "local:iso/debian.iso"} adds a file volume.
+//
+// # Counters
+//
+// ByEndpoint counts every routed request by method and path template. ByCredential and
+// ByCredentialSecret count authenticated requests; the secret fingerprint is hex of
+// sha256(secret)[:8] (CredentialFingerprint) of the token secret, or of the password the
+// ticket was obtained with, so a test can tell an old secret from a rotated one.
+//
+// # Adding an API area
+//
+// Each area has its own file with a registration function added from init via
+// addRouteTable. A route is a RouteSpec (method, path template, parameters; path
+// parameters included as PVE's schema has them) plus a handlerFunc that runs with the
+// state lock held. Parameters are validated from the spec before the handler runs, and
+// RouteSpecs exports every spec for the schema conformance test. Asynchronous calls use
+// startTask with a taskDef; guests of both kinds are *guest values in state.guests.
+package pvesim

@@ -1,0 +1,87 @@
+package pvesim
+
+import (
+	"strings"
+)
+
+// ciKeyNames are the QEMU cloud-init keys; ipconfigN is matched separately.
+var ciKeyNames = []string{"cicustom", "cipassword", "citype", "ciupgrade", "ciuser", "nameserver", "searchdomain", "sshkeys"}
+
+func isCIKey(k string) bool {
+	if contains(ciKeyNames, k) {
+		return true
+	}
+	base, _, ok := splitIndexed(k)
+	return ok && base == "ipconfig"
+}
+
+// ciKeys extracts the cloud-init keys of a config.
+func ciKeys(cfg map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range cfg {
+		if isCIKey(k) {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// netModels are the QEMU NIC models; "virtio=MAC" is PVE's short form for model+macaddr.
+var netModels = []string{"e1000", "e1000-82540em", "e1000-82544gc", "e1000-82545em", "e1000e", "i82551", "i82557b", "i82559er", "ne2k_isa", "ne2k_pci", "pcnet", "rtl8139", "virtio", "vmxnet3"}
+
+// normalizeNets gives every QEMU NIC a MAC and writes it as PVE does: "model=MAC,opts".
+func normalizeNets(cfg map[string]string, vmid int) {
+	for k, v := range cfg {
+		base, idx, ok := splitIndexed(k)
+		if !ok || base != "net" {
+			continue
+		}
+		cfg[k] = normalizeNet(v, vmid, idx)
+	}
+}
+
+func normalizeNet(v string, vmid, idx int) string {
+	m, err := parsePropertyString(qemuNetFormat, v)
+	if err != nil {
+		return v
+	}
+	model := m["model"]
+	if model == "" {
+		model = "virtio"
+	}
+	mac := m["macaddr"]
+	if mac == "" {
+		mac = macFor(vmid, idx)
+	}
+	delete(m, "model")
+	delete(m, "macaddr")
+	rest := formatPropertyString("", m)
+	out := model + "=" + strings.ToUpper(mac)
+	if rest != "" {
+		out += "," + rest
+	}
+	return out
+}
+
+// makeTemplate marks a guest as template and renames its disks to base images.
+func (s *Server) makeTemplate(g *guest) {
+	for _, k := range driveKeys(g, g.Config) {
+		if strings.HasPrefix(k, "unused") || (g.Kind == KindQemu && isCDROM(g.Config[k])) {
+			continue
+		}
+		vol, opts := driveVolume(g.Config[k])
+		if strings.Contains(vol, "cloudinit") {
+			continue
+		}
+		st, v, ok := s.findVolume(g.Node, vol)
+		if !ok || !strings.Contains(vol, "vm-") || strings.Contains(vol, "base-") {
+			continue
+		}
+		newID := strings.Replace(vol, "vm-", "base-", 1)
+		delete(st.Volumes, vol)
+		v.VolID = newID
+		st.Volumes[newID] = v
+		g.Config[k] = driveValue(newID, opts)
+	}
+	g.Config["template"] = "1"
+}

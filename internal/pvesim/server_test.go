@@ -1,0 +1,137 @@
+package pvesim_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	proxmox "github.com/luthermonson/go-proxmox"
+
+	"github.com/kubemox/provider-proxmox/internal/pvesim"
+)
+
+func TestEnvelopeHeadersAndErrors(t *testing.T) {
+	sim := startSim(t, pvesim.Options{})
+
+	res := rawCall(t, sim, http.MethodGet, "/version", "", "", tokenHeader())
+	if res.Status != 200 || res.Header.Get("Server") != "pve-api-daemon/3.0" {
+		t.Fatalf("version: %d %v", res.Status, res.Header)
+	}
+	if _, ok := res.Body["data"]; !ok {
+		t.Fatalf("no data envelope: %s", res.Text)
+	}
+
+	res = rawCall(t, sim, http.MethodGet, "/nodes/pve/nothing", "", "", tokenHeader())
+	if res.Status != 501 || res.message() != "Method 'GET /nodes/pve/nothing' not implemented\n" {
+		t.Fatalf("unknown path: %d %q", res.Status, res.message())
+	}
+
+	res = rawCall(t, sim, http.MethodGet, "/version", "", "", nil)
+	if res.Status != 401 || res.message() != "No ticket\n" {
+		t.Fatalf("no credentials: %d %q", res.Status, res.message())
+	}
+
+	res = rawCall(t, sim, http.MethodDelete, "/nodes/pve/qemu/100", "application/x-www-form-urlencoded", "purge=1", tokenHeader())
+	if res.Status != 501 || res.message() != "Unexpected content for method 'DELETE'\n" {
+		t.Fatalf("delete with body: %d %q", res.Status, res.message())
+	}
+
+	res = rawCall(t, sim, http.MethodGet, "/cluster/resources?type=bogus", "", "", tokenHeader())
+	if res.Status != 400 || res.message() != "Parameter verification failed.\n" || !strings.Contains(res.errors()["type"], "enumeration") {
+		t.Fatalf("enum: %d %s", res.Status, res.Text)
+	}
+
+	res = rawCall(t, sim, http.MethodGet, "/cluster/nextid?vmid=12&extra=1", "", "", tokenHeader())
+	errs := res.errors()
+	if res.Status != 400 || errs["vmid"] != "value must have a minimum value of 100" ||
+		errs["extra"] != "property is not defined in schema and the schema does not allow additional properties" {
+		t.Fatalf("range/unknown: %d %s", res.Status, res.Text)
+	}
+}
+
+func TestTicketLoginCSRFAndTokenRules(t *testing.T) {
+	sim := startSim(t, pvesim.Options{})
+
+	res := rawCall(t, sim, http.MethodPost, "/access/ticket", "application/x-www-form-urlencoded",
+		form("username", testUser, "password", "wrong"), nil)
+	if res.Status != 401 {
+		t.Fatalf("bad password: %d", res.Status)
+	}
+
+	res = rawCall(t, sim, http.MethodPost, "/access/ticket", "application/x-www-form-urlencoded",
+		form("username", testUser, "password", testPassword, "new-format", "true"), nil)
+	if res.Status != 400 || res.errors()["new-format"] != "type check ('boolean') failed - got 'true'" {
+		t.Fatalf("form boolean 'true' must be rejected: %d %s", res.Status, res.Text)
+	}
+
+	res = rawCall(t, sim, http.MethodPost, "/access/ticket", "application/json",
+		jsonBody(t, map[string]any{"username": testUser, "password": testPassword, "new-format": true}), nil)
+	if res.Status != 200 {
+		t.Fatalf("login: %d %s", res.Status, res.Text)
+	}
+	var sess proxmox.Session
+	if err := jsonUnmarshal(res.Body["data"], &sess); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(sess.Ticket, "PVE:root@pam:") || sess.CSRFPreventionToken == "" {
+		t.Fatalf("ticket %q csrf %q", sess.Ticket, sess.CSRFPreventionToken)
+	}
+	cookie := map[string]string{"Cookie": "PVEAuthCookie=" + sess.Ticket}
+	if res := rawCall(t, sim, http.MethodGet, "/version", "", "", cookie); res.Status != 200 {
+		t.Fatalf("GET with ticket: %d", res.Status)
+	}
+	res = rawCall(t, sim, http.MethodPost, "/nodes/pve/qemu/100/status/start", "", "", cookie)
+	if res.Status != 401 || res.message() != "Permission denied - invalid csrf token\n" {
+		t.Fatalf("POST without CSRF: %d %q", res.Status, res.message())
+	}
+
+	res = rawCall(t, sim, http.MethodPost, "/access/ticket", "application/x-www-form-urlencoded",
+		form("username", testUser, "password", testPassword), tokenHeader())
+	if res.Status != 403 || res.message() != "URI '/access/ticket' not available with API token, need proper ticket.\n" {
+		t.Fatalf("token on allowtoken=0: %d %q", res.Status, res.message())
+	}
+
+	// A password change leaves issued tickets valid, and renewal works with the old ticket.
+	sim.SetUserPassword(testUser, "new password")
+	if res := rawCall(t, sim, http.MethodGet, "/version", "", "", cookie); res.Status != 200 {
+		t.Fatalf("ticket after password change: %d", res.Status)
+	}
+	res = rawCall(t, sim, http.MethodPost, "/access/ticket", "application/x-www-form-urlencoded",
+		form("username", testUser, "password", sess.Ticket), nil)
+	if res.Status != 200 {
+		t.Fatalf("renewal: %d %s", res.Status, res.Text)
+	}
+}
+
+func TestGoProxmoxLoginFlows(t *testing.T) {
+	sim := startSim(t, pvesim.Options{})
+	ctx := testCtx(t)
+
+	pc := passwordClient(t, sim)
+	v, err := pc.Version(ctx)
+	if err != nil || v.Version == "" {
+		t.Fatalf("password client version: %v %+v", err, v)
+	}
+	c := sim.Counters()
+	if c.ByEndpoint["POST /access/ticket"] != 1 || c.ByEndpoint["GET /version"] != 1 {
+		t.Fatalf("expected one 401 then a login then the replay: %+v", c.ByEndpoint)
+	}
+	if c.ByCredential[testUser] != 1 || c.ByCredentialSecret[pvesim.CredentialFingerprint(testPassword)] != 1 {
+		t.Fatalf("credential counters: %+v", c)
+	}
+	if err := pc.RefreshTicket(ctx); err != nil {
+		t.Fatalf("refresh: %v", err)
+	}
+
+	tc := tokenClient(t, sim)
+	if _, err := tc.Version(ctx); err != nil {
+		t.Fatalf("token client: %v", err)
+	}
+	if got := sim.Counters().ByCredential[testTokenID]; got != 1 {
+		t.Fatalf("token counter %d", got)
+	}
+	sim.AddToken(testTokenID, "rotated")
+	if _, err := tc.Version(ctx); !proxmox.IsNotAuthorized(err) {
+		t.Fatalf("old secret after rotation: %v", err)
+	}
+}

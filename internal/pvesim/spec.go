@@ -1,0 +1,403 @@
+package pvesim
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// ParamType is a PVE JSON-schema scalar type.
+type ParamType string
+
+// The scalar types PVE's parameter checker knows.
+const (
+	TypeString  ParamType = "string"
+	TypeInteger ParamType = "integer"
+	TypeNumber  ParamType = "number"
+	TypeBoolean ParamType = "boolean"
+)
+
+// ParamSpec declares one parameter of a route. Indexed parameters (net0, scsi5, ...)
+// are declared once with Indexed set; the schema calls them "net[n]".
+type ParamSpec struct {
+	Name     string
+	Type     ParamType
+	Required bool
+	Enum     []string
+	Min      *float64
+	Max      *float64
+	// Format, when set, makes the value a property string ("virtio,bridge=vmbr0").
+	Format *PropFormat
+	// Indexed parameters accept Name followed by an index in [IndexMin, IndexMax].
+	Indexed  bool
+	IndexMin int
+	IndexMax int
+	// Pattern, when set, must match the whole value.
+	Pattern *regexp.Regexp
+}
+
+// SchemaName is the parameter's name as PVE's schema writes it ("net[n]" for indexed ones).
+func (p ParamSpec) SchemaName() string {
+	if p.Indexed {
+		return p.Name + "[n]"
+	}
+	return p.Name
+}
+
+// PropFormat describes a property string: its keys, and the key a bare value belongs to.
+type PropFormat struct {
+	DefaultKey string
+	Keys       map[string]PropKey
+}
+
+// PropKey is one key of a property string.
+type PropKey struct {
+	Type ParamType
+	Enum []string
+	// Alias names the key this one is stored under.
+	Alias string
+	// KeyAlias makes "KEY=VALUE" mean "KeyAlias=KEY,Alias=VALUE" (net0's "virtio=MAC").
+	KeyAlias string
+}
+
+// RouteSpec declares one API route: its method, path template and parameters.
+// Path parameters ({node}, {vmid}) appear in Params like PVE's schema has them.
+type RouteSpec struct {
+	Method string
+	Path   string
+	Params []ParamSpec
+	// NoAuth routes are reachable without credentials (POST /access/ticket).
+	NoAuth bool
+	// NoToken routes refuse API tokens (PVE's allowtoken=0).
+	NoToken bool
+}
+
+// RouteSpecs returns the declared spec of every route the simulator serves.
+func RouteSpecs() []RouteSpec {
+	r := newRouter()
+	registerRoutes(r)
+	out := make([]RouteSpec, 0, len(r.routes))
+	for _, rt := range r.routes {
+		out = append(out, rt.spec)
+	}
+	return out
+}
+
+// Builders used by the per-file route tables.
+
+func fptr(v float64) *float64 { return &v }
+
+func pString(name string) ParamSpec { return ParamSpec{Name: name, Type: TypeString} }
+func pBool(name string) ParamSpec   { return ParamSpec{Name: name, Type: TypeBoolean} }
+func pNumber(name string) ParamSpec { return ParamSpec{Name: name, Type: TypeNumber} }
+func pInt(name string) ParamSpec    { return ParamSpec{Name: name, Type: TypeInteger} }
+
+func pEnum(name string, values ...string) ParamSpec {
+	return ParamSpec{Name: name, Type: TypeString, Enum: values}
+}
+
+func pProp(name string, f *PropFormat) ParamSpec {
+	return ParamSpec{Name: name, Type: TypeString, Format: f}
+}
+
+func (p ParamSpec) req() ParamSpec { p.Required = true; return p }
+
+func (p ParamSpec) min(v float64) ParamSpec { p.Min = fptr(v); return p }
+
+func (p ParamSpec) max(v float64) ParamSpec { p.Max = fptr(v); return p }
+
+func (p ParamSpec) indexed(lo, hi int) ParamSpec {
+	p.Indexed, p.IndexMin, p.IndexMax = true, lo, hi
+	return p
+}
+
+func (p ParamSpec) pattern(re string) ParamSpec {
+	p.Pattern = regexp.MustCompile("^(?:" + re + ")$")
+	return p
+}
+
+func pNode() ParamSpec {
+	return pString("node").req().pattern(`[a-zA-Z0-9]([a-zA-Z0-9\-]*[a-zA-Z0-9])?`)
+}
+func pVMID() ParamSpec { return pInt("vmid").req().min(100).max(999999999) }
+
+// paramSet is a route's parameters compiled for lookup.
+type paramSet struct {
+	exact   map[string]*ParamSpec
+	indexed map[string]*ParamSpec
+}
+
+func compileParams(specs []ParamSpec) *paramSet {
+	ps := &paramSet{exact: map[string]*ParamSpec{}, indexed: map[string]*ParamSpec{}}
+	for i := range specs {
+		p := &specs[i]
+		if p.Indexed {
+			ps.indexed[p.Name] = p
+		} else {
+			ps.exact[p.Name] = p
+		}
+	}
+	return ps
+}
+
+// lookup finds the spec for a concrete parameter name such as "net3".
+func (ps *paramSet) lookup(name string) *ParamSpec {
+	if p, ok := ps.exact[name]; ok {
+		return p
+	}
+	base, idx, ok := splitIndexed(name)
+	if !ok {
+		return nil
+	}
+	p, found := ps.indexed[base]
+	if !found || idx < p.IndexMin || idx > p.IndexMax {
+		return nil
+	}
+	return p
+}
+
+// splitIndexed splits "scsi12" into ("scsi", 12).
+func splitIndexed(name string) (string, int, bool) {
+	i := len(name)
+	for i > 0 && name[i-1] >= '0' && name[i-1] <= '9' {
+		i--
+	}
+	if i == 0 || i == len(name) || len(name)-i > 4 {
+		return "", 0, false
+	}
+	if len(name)-i > 1 && name[i] == '0' {
+		return "", 0, false
+	}
+	n, err := strconv.Atoi(name[i:])
+	if err != nil {
+		return "", 0, false
+	}
+	return name[:i], n, true
+}
+
+const (
+	msgMissing = "property is missing and it is not optional"
+	msgUnknown = "property is not defined in schema and the schema does not allow additional properties"
+)
+
+// validate checks raw parameters against the set as PVE's JSONSchema does, returning the
+// normalised values (booleans and numbers in canonical form) or the per-parameter errors.
+func (ps *paramSet) validate(raw map[string]string) (map[string]string, map[string]string) {
+	out := make(map[string]string, len(raw))
+	errs := map[string]string{}
+	for name, value := range raw {
+		spec := ps.lookup(name)
+		if spec == nil {
+			errs[name] = msgUnknown
+			continue
+		}
+		norm, msg := checkValue(spec, name, value)
+		if msg != "" {
+			errs[name] = msg
+			continue
+		}
+		out[name] = norm
+	}
+	for name, spec := range ps.exact {
+		if spec.Required {
+			if _, ok := raw[name]; !ok {
+				errs[name] = msgMissing
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return out, nil
+}
+
+var (
+	reInteger = regexp.MustCompile(`^-?\d+$`)
+	reNumber  = regexp.MustCompile(`^[+-]?(\d+\.\d*|\d*\.\d+|\d+)([eE][+-]?\d+)?$`)
+)
+
+// checkValue type-checks one value and returns its normalised form or an error text.
+func checkValue(spec *ParamSpec, name, value string) (string, string) {
+	norm, msg := checkScalar(spec.Type, value)
+	if msg != "" {
+		return "", msg
+	}
+	if len(spec.Enum) > 0 && !contains(spec.Enum, norm) {
+		return "", fmt.Sprintf("value '%s' does not have a value in the enumeration '%s'", value, strings.Join(spec.Enum, ", "))
+	}
+	if spec.Type == TypeInteger || spec.Type == TypeNumber {
+		if msg := checkRange(spec, norm); msg != "" {
+			return "", msg
+		}
+	}
+	if spec.Pattern != nil && !spec.Pattern.MatchString(norm) {
+		return "", fmt.Sprintf("value does not match the regex pattern")
+	}
+	if spec.Format != nil {
+		if _, err := parsePropertyString(spec.Format, value); err != nil {
+			return "", fmt.Sprintf("invalid format - format error\n%s.%s", name, err.Error())
+		}
+	}
+	return norm, ""
+}
+
+func checkScalar(t ParamType, value string) (string, string) {
+	switch t {
+	case TypeBoolean:
+		if value == "1" || value == "0" {
+			return value, ""
+		}
+		return "", fmt.Sprintf("type check ('boolean') failed - got '%s'", value)
+	case TypeInteger:
+		if !reInteger.MatchString(value) {
+			return "", fmt.Sprintf("type check ('integer') failed - got '%s'", value)
+		}
+	case TypeNumber:
+		if !reNumber.MatchString(value) {
+			return "", fmt.Sprintf("type check ('number') failed - got '%s'", value)
+		}
+	}
+	return value, ""
+}
+
+func checkRange(spec *ParamSpec, value string) string {
+	v, err := strconv.ParseFloat(value, 64)
+	if err != nil {
+		return fmt.Sprintf("type check ('%s') failed - got '%s'", spec.Type, value)
+	}
+	if spec.Min != nil && v < *spec.Min {
+		return fmt.Sprintf("value must have a minimum value of %s", formatBound(*spec.Min))
+	}
+	if spec.Max != nil && v > *spec.Max {
+		return fmt.Sprintf("value must have a maximum value of %s", formatBound(*spec.Max))
+	}
+	return ""
+}
+
+func formatBound(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+func contains(list []string, v string) bool {
+	for _, s := range list {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}
+
+// propError is a property-string error: "key: message".
+type propError struct{ key, msg string }
+
+func (e *propError) Error() string { return e.key + ": " + e.msg }
+
+// parsePropertyString parses PVE's "default,key=value,key2=\"quoted,value\"" syntax and
+// checks keys, types and enums against f. Aliased keys are stored under their target.
+func parsePropertyString(f *PropFormat, s string) (map[string]string, error) {
+	parts, err := splitPropertyString(s)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, part := range parts {
+		key, value, hasEq := strings.Cut(part, "=")
+		if !hasEq {
+			if f.DefaultKey == "" {
+				return nil, &propError{key: part, msg: "property is not defined in schema and the schema does not allow additional properties"}
+			}
+			key, value = f.DefaultKey, part
+		}
+		if err := storeProperty(f, out, key, unquote(value)); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func storeProperty(f *PropFormat, out map[string]string, key, value string) error {
+	pk, ok := f.Keys[key]
+	if !ok {
+		return &propError{key: key, msg: msgUnknown}
+	}
+	if pk.KeyAlias != "" {
+		if err := storeProperty(f, out, pk.KeyAlias, key); err != nil {
+			return err
+		}
+	}
+	if pk.Alias != "" {
+		return storeProperty(f, out, pk.Alias, value)
+	}
+	if _, dup := out[key]; dup {
+		return &propError{key: key, msg: "duplicate key in comma-separated list property"}
+	}
+	norm, msg := checkScalar(pk.Type, value)
+	if msg != "" {
+		return &propError{key: key, msg: msg}
+	}
+	if len(pk.Enum) > 0 && !contains(pk.Enum, norm) {
+		return &propError{key: key, msg: fmt.Sprintf("value '%s' does not have a value in the enumeration '%s'", value, strings.Join(pk.Enum, ", "))}
+	}
+	out[key] = norm
+	return nil
+}
+
+// splitPropertyString splits on commas outside double quotes.
+func splitPropertyString(s string) ([]string, error) {
+	var parts []string
+	var cur strings.Builder
+	inQuote := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"':
+			inQuote = !inQuote
+			cur.WriteByte(c)
+		case c == '\\' && inQuote && i+1 < len(s):
+			cur.WriteByte(c)
+			i++
+			cur.WriteByte(s[i])
+		case c == ',' && !inQuote:
+			if cur.Len() > 0 {
+				parts = append(parts, cur.String())
+			}
+			cur.Reset()
+		default:
+			cur.WriteByte(c)
+		}
+	}
+	if inQuote {
+		return nil, &propError{key: "value", msg: "unterminated quoted string"}
+	}
+	if cur.Len() > 0 {
+		parts = append(parts, cur.String())
+	}
+	return parts, nil
+}
+
+func unquote(v string) string {
+	if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
+		inner := v[1 : len(v)-1]
+		return strings.NewReplacer(`\"`, `"`, `\\`, `\`).Replace(inner)
+	}
+	return v
+}
+
+// formatPropertyString renders a parsed property string back, default key first.
+func formatPropertyString(defaultKey string, m map[string]string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		if k != defaultKey {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(m))
+	if v, ok := m[defaultKey]; ok && defaultKey != "" {
+		parts = append(parts, v)
+	}
+	for _, k := range keys {
+		parts = append(parts, k+"="+m[k])
+	}
+	return strings.Join(parts, ",")
+}

@@ -1,0 +1,364 @@
+package pvesim
+
+import (
+	"fmt"
+	"net/http"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// task is one PVE worker task.
+type task struct {
+	UPID      string
+	Node      string
+	PID       int
+	PStart    int
+	StartTime int64
+	Type      string
+	ID        string
+	// User is the full task user: "root@pam" or "root@pam!tokenid".
+	User       string
+	Status     string // "running" | "stopped"
+	ExitStatus string
+	EndTime    int64
+	Log        []string
+
+	timer  *time.Timer
+	onFail func()
+}
+
+// taskDef describes the work of a task. Begin runs when the worker starts, Finish when its
+// duration has passed; both run under the state lock. An error from either fails the task
+// with that text, after OnFail has cleaned up.
+type taskDef struct {
+	Type   string
+	ID     string
+	Node   string
+	Begin  func(t *task) error
+	Finish func(t *task) error
+	OnFail func()
+}
+
+// maxTaskHistory bounds each node's finished-task history.
+const maxTaskHistory = 5000
+
+// maxBeginDelay bounds how long a worker takes to start; PVE forks within milliseconds.
+const maxBeginDelay = 100 * time.Millisecond
+
+func (t *task) logf(format string, args ...any) { t.Log = append(t.Log, fmt.Sprintf(format, args...)) }
+
+// taskUser is the UPID user of a request: "user@realm" or "user@realm!token".
+func (r *request) taskUser() string {
+	if r.cred.TokenID != "" {
+		return r.cred.TokenID
+	}
+	if r.cred.User != "" {
+		return r.cred.User
+	}
+	return "root@pam"
+}
+
+// startTask registers a task and runs it: at once when its duration is zero, else on timers.
+// It must be called with the state lock held and returns the UPID.
+func (s *Server) startTask(r *request, def taskDef) string {
+	user := "root@pam"
+	fault := ""
+	if r != nil {
+		user, fault = r.taskUser(), r.taskFault
+	}
+	return s.startTaskAs(user, fault, def)
+}
+
+func (s *Server) startTaskAs(user, fault string, def taskDef) string {
+	st := s.st
+	st.pidSeq++
+	now := time.Now()
+	t := &task{
+		Node:      def.Node,
+		PID:       0x1000 + st.pidSeq,
+		PStart:    0x100000 + st.pidSeq*7,
+		StartTime: now.Unix(),
+		Type:      def.Type,
+		ID:        def.ID,
+		User:      user,
+		Status:    "running",
+		onFail:    def.OnFail,
+	}
+	t.UPID = fmt.Sprintf("UPID:%s:%08X:%08X:%08X:%s:%s:%s:", t.Node, t.PID, t.PStart, t.StartTime, t.Type, t.ID, t.User)
+	st.tasks[t.UPID] = t
+	st.taskLog[t.Node] = append(st.taskLog[t.Node], t)
+	st.trimTasks(t.Node)
+	finish := def.Finish
+	if fault != "" {
+		finish = func(*task) error { return fmt.Errorf("%s", fault) }
+	}
+	d := s.taskDuration(def.Type)
+	if d <= 0 {
+		s.runTask(t, def.Begin, finish)
+		return t.UPID
+	}
+	begin := min(d/4, maxBeginDelay)
+	t.timer = time.AfterFunc(begin, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.closed || t.Status != "running" {
+			return
+		}
+		if err := callStep(def.Begin, t); err != nil {
+			s.endTask(t, err)
+			return
+		}
+		t.timer = time.AfterFunc(d-begin, func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if s.closed || t.Status != "running" {
+				return
+			}
+			s.endTask(t, callStep(finish, t))
+		})
+	})
+	return t.UPID
+}
+
+func (s *Server) runTask(t *task, begin, finish func(*task) error) {
+	if err := callStep(begin, t); err != nil {
+		s.endTask(t, err)
+		return
+	}
+	s.endTask(t, callStep(finish, t))
+}
+
+func callStep(step func(*task) error, t *task) error {
+	if step == nil {
+		return nil
+	}
+	return step(t)
+}
+
+// endTask stops a task with OK or the error text, writing PVE's last log line.
+func (s *Server) endTask(t *task, err error) {
+	t.Status = "stopped"
+	t.EndTime = time.Now().Unix()
+	t.timer = nil
+	if err != nil {
+		msg := strings.TrimSuffix(err.Error(), "\n")
+		if t.onFail != nil {
+			t.onFail()
+		}
+		t.ExitStatus = msg
+		t.logf("TASK ERROR: %s", msg)
+	} else {
+		t.ExitStatus = "OK"
+		t.logf("TASK OK")
+	}
+	s.markDirty()
+}
+
+// trimTasks drops the oldest finished tasks of a node beyond maxTaskHistory.
+func (st *state) trimTasks(node string) {
+	list := st.taskLog[node]
+	if len(list) <= maxTaskHistory {
+		return
+	}
+	drop := len(list) - maxTaskHistory
+	kept := make([]*task, 0, maxTaskHistory)
+	for _, t := range list {
+		if drop > 0 && t.Status == "stopped" {
+			delete(st.tasks, t.UPID)
+			drop--
+			continue
+		}
+		kept = append(kept, t)
+	}
+	st.taskLog[node] = kept
+}
+
+var reUPID = regexp.MustCompile(`^UPID:([a-zA-Z0-9]([a-zA-Z0-9\-]*[a-zA-Z0-9])?):([0-9A-Fa-f]{8}):([0-9A-Fa-f]{8,9}):([0-9A-Fa-f]{8}):([^:\s]+):([^:\s/]*):([^:\s]+):$`)
+
+// findTask resolves a UPID as PVE does: malformed and unknown ones are parameter errors.
+func (s *Server) findTask(upid string) (*task, error) {
+	if !reUPID.MatchString(upid) {
+		return nil, errParam("upid", "unable to parse worker upid")
+	}
+	t, ok := s.st.tasks[upid]
+	if !ok {
+		return nil, errParam("upid", "no such task")
+	}
+	return t, nil
+}
+
+// splitTaskUser splits "root@pam!tok" into user and token id.
+func splitTaskUser(u string) (string, string) {
+	user, tok, _ := strings.Cut(u, "!")
+	return user, tok
+}
+
+func (t *task) baseFields() map[string]any {
+	user, tok := splitTaskUser(t.User)
+	m := map[string]any{
+		"upid": t.UPID, "node": t.Node, "pid": t.PID, "pstart": t.PStart, "starttime": t.StartTime,
+		"type": t.Type, "id": t.ID, "user": user,
+	}
+	if tok != "" {
+		m["tokenid"] = tok
+	}
+	return m
+}
+
+func handleTaskStatus(s *Server, r *request) (any, error) {
+	if err := s.checkNode(r.node()); err != nil {
+		return nil, err
+	}
+	t, err := s.findTask(r.str("upid"))
+	if err != nil {
+		return nil, err
+	}
+	m := t.baseFields()
+	m["status"] = t.Status
+	if t.Status == "stopped" {
+		m["exitstatus"] = t.ExitStatus
+	}
+	return m, nil
+}
+
+func handleTaskLog(s *Server, r *request) (any, error) {
+	if err := s.checkNode(r.node()); err != nil {
+		return nil, err
+	}
+	t, err := s.findTask(r.str("upid"))
+	if err != nil {
+		return nil, err
+	}
+	start, limit := 0, 50
+	if r.has("start") {
+		start = r.int("start")
+	}
+	if r.has("limit") {
+		limit = r.int("limit")
+	}
+	lines := taskLines(t)
+	out := []map[string]any{}
+	for i := start; i < len(lines) && len(out) < limit; i++ {
+		out = append(out, map[string]any{"n": i + 1, "t": lines[i]})
+	}
+	return out, nil
+}
+
+// taskLines is the log as PVE shows it while a task runs: no final line yet.
+func taskLines(t *task) []string {
+	if len(t.Log) == 0 && t.Status == "running" {
+		return []string{}
+	}
+	return t.Log
+}
+
+func handleTaskStop(s *Server, r *request) (any, error) {
+	if err := s.checkNode(r.node()); err != nil {
+		return nil, err
+	}
+	t, err := s.findTask(r.str("upid"))
+	if err != nil {
+		return nil, err
+	}
+	if t.Status == "running" {
+		if t.timer != nil {
+			t.timer.Stop()
+		}
+		s.endTask(t, fmt.Errorf("unexpected status"))
+	}
+	return nil, nil
+}
+
+func handleTaskList(s *Server, r *request) (any, error) {
+	node := r.node()
+	if err := s.checkNode(node); err != nil {
+		return nil, err
+	}
+	f := taskFilterFrom(r)
+	list := s.st.taskLog[node]
+	out := []map[string]any{}
+	skipped := 0
+	for i := len(list) - 1; i >= 0 && len(out) < f.limit; i-- {
+		t := list[i]
+		if !f.matches(t) {
+			continue
+		}
+		if skipped < f.start {
+			skipped++
+			continue
+		}
+		m := t.baseFields()
+		if t.Status == "stopped" {
+			m["endtime"] = t.EndTime
+			m["status"] = t.ExitStatus
+		}
+		out = append(out, m)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i]["starttime"].(int64) > out[j]["starttime"].(int64) })
+	return out, nil
+}
+
+type taskFilter struct {
+	source     string
+	vmid       string
+	typeFilter string
+	userFilter string
+	errorsOnly bool
+	since      int64
+	until      int64
+	start      int
+	limit      int
+}
+
+func taskFilterFrom(r *request) taskFilter {
+	f := taskFilter{source: "archive", limit: 50, vmid: r.str("vmid"), typeFilter: r.str("typefilter"),
+		userFilter: r.str("userfilter"), errorsOnly: r.bool("errors")}
+	if r.has("source") {
+		f.source = r.str("source")
+	}
+	if r.has("limit") {
+		f.limit = r.int("limit")
+	}
+	if r.has("start") {
+		f.start = r.int("start")
+	}
+	if r.has("since") {
+		f.since, _ = strconv.ParseInt(r.str("since"), 10, 64)
+	}
+	if r.has("until") {
+		f.until, _ = strconv.ParseInt(r.str("until"), 10, 64)
+	}
+	return f
+}
+
+func (f taskFilter) matches(t *task) bool {
+	switch {
+	case f.source == "archive" && t.Status != "stopped",
+		f.source == "active" && t.Status != "running",
+		f.vmid != "" && t.ID != f.vmid,
+		f.typeFilter != "" && t.Type != f.typeFilter,
+		f.userFilter != "" && !strings.Contains(t.User, f.userFilter),
+		f.errorsOnly && (t.Status != "stopped" || t.ExitStatus == "OK" || strings.HasPrefix(t.ExitStatus, "WARNINGS")),
+		f.since > 0 && t.StartTime < f.since,
+		f.until > 0 && t.StartTime > f.until:
+		return false
+	}
+	return true
+}
+
+func registerTaskRoutes(r *router) {
+	upid := pString("upid").req()
+	r.handle(RouteSpec{Method: http.MethodGet, Path: "/nodes/{node}/tasks", Params: []ParamSpec{
+		pNode(), pBool("errors"), pInt("limit").min(0), pInt("since"), pEnum("source", "archive", "active", "all"),
+		pInt("start").min(0), pString("statusfilter"), pString("typefilter"), pInt("until"), pString("userfilter"),
+		pInt("vmid").min(100).max(999999999),
+	}}, handleTaskList)
+	r.handle(RouteSpec{Method: http.MethodGet, Path: "/nodes/{node}/tasks/{upid}/status", Params: []ParamSpec{pNode(), upid}}, handleTaskStatus)
+	r.handle(RouteSpec{Method: http.MethodGet, Path: "/nodes/{node}/tasks/{upid}/log", Params: []ParamSpec{
+		pNode(), upid, pBool("download"), pInt("limit").min(0), pInt("start").min(0),
+	}}, handleTaskLog)
+	r.handle(RouteSpec{Method: http.MethodDelete, Path: "/nodes/{node}/tasks/{upid}", Params: []ParamSpec{pNode(), upid}}, handleTaskStop)
+}

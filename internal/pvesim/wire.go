@@ -1,0 +1,89 @@
+package pvesim
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+)
+
+// apiError is an error that the router turns into PVE's error envelope.
+type apiError struct {
+	Status  int
+	Message string
+	Errors  map[string]string
+}
+
+func (e *apiError) Error() string { return e.Message }
+
+// errf builds a PVE error with the given HTTP status.
+func errf(status int, format string, args ...any) *apiError {
+	return &apiError{Status: status, Message: fmt.Sprintf(format, args...)}
+}
+
+// errInternal is PVE's usual answer to a failed call: a 500 with the die() text.
+func errInternal(format string, args ...any) *apiError {
+	return errf(http.StatusInternalServerError, format, args...)
+}
+
+// errParams is PVE's "Parameter verification failed." with the per-parameter messages.
+func errParams(errs map[string]string) *apiError {
+	return &apiError{Status: http.StatusBadRequest, Message: "Parameter verification failed.", Errors: errs}
+}
+
+// errParam is errParams for a single parameter.
+func errParam(name, msg string) *apiError {
+	return errParams(map[string]string{name: msg})
+}
+
+// envelope is the body of every /api2/json answer.
+type envelope struct {
+	Data    any               `json:"data"`
+	Message string            `json:"message,omitempty"`
+	Errors  map[string]string `json:"errors,omitempty"`
+}
+
+func setPVEHeaders(w http.ResponseWriter) {
+	h := w.Header()
+	h.Set("Server", "pve-api-daemon/3.0")
+	h.Set("Content-Type", "application/json;charset=UTF-8")
+	h.Set("Cache-Control", "max-age=0")
+	h.Set("Pragma", "no-cache")
+	h.Set("Expires", "Thu, 01 Jan 1970 00:00:00 GMT")
+}
+
+func writeData(w http.ResponseWriter, data any) {
+	writeEnvelope(w, http.StatusOK, envelope{Data: data})
+}
+
+// writeError renders err as PVE does: the message ends with a newline in the body.
+func writeError(w http.ResponseWriter, err error) {
+	ae, ok := err.(*apiError)
+	if !ok {
+		ae = errInternal("%s", err.Error())
+	}
+	msg := ae.Message
+	if !strings.HasSuffix(msg, "\n") {
+		msg += "\n"
+	}
+	writeEnvelope(w, ae.Status, envelope{Data: nil, Message: msg, Errors: ae.Errors})
+}
+
+func writeEnvelope(w http.ResponseWriter, status int, env envelope) {
+	setPVEHeaders(w)
+	body, err := json.Marshal(env)
+	if err != nil {
+		status = http.StatusInternalServerError
+		body = []byte(`{"data":null,"message":"unable to encode response\n"}`)
+	}
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// boolNum renders a boolean as PVE's JSON encoder does: 0 or 1.
+func boolNum(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
