@@ -1,0 +1,594 @@
+/*
+Copyright 2026 The provider-proxmox Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+)
+
+// RebootPolicy says whether the provider may reboot a VM to apply changes
+// Proxmox VE leaves pending (hardware changes, cloud-init on a running VM).
+// +kubebuilder:validation:Enum=Always;Never
+type RebootPolicy string
+
+// Reboot policies.
+const (
+	// RebootPolicyAlways reboots the VM once, with an event, when changes are
+	// pending. This is kubemox's behaviour and the default.
+	RebootPolicyAlways RebootPolicy = "Always"
+	// RebootPolicyNever never reboots; the pending keys are reported in
+	// status.pendingChanges until the VM is restarted by someone else.
+	RebootPolicyNever RebootPolicy = "Never"
+)
+
+// PCIDeviceType is how a PCI device is named to Proxmox VE.
+// +kubebuilder:validation:Enum=raw;mapped
+type PCIDeviceType string
+
+// PCI device types.
+const (
+	// PCIDeviceTypeRaw passes a host PCI address (hostpciN: host=...).
+	PCIDeviceTypeRaw PCIDeviceType = "raw"
+	// PCIDeviceTypeMapped passes a cluster resource mapping
+	// (hostpciN: mapping=...).
+	PCIDeviceTypeMapped PCIDeviceType = "mapped"
+)
+
+// ConnectionReference names a ProxmoxConnection (kubemox's connectionRef).
+type ConnectionReference struct {
+	// Name of the ProxmoxConnection.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+}
+
+// LocalSecretKeySelector selects a key of a Secret in the namespace of the
+// object holding the reference.
+type LocalSecretKeySelector struct {
+	// Name of the Secret.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+
+	// Key within the Secret's data.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Key string `json:"key"`
+}
+
+// VirtualMachineDisk is one disk of a VM.
+type VirtualMachineDisk struct {
+	// Storage is the Proxmox VE storage the disk lives on (for example
+	// local-lvm).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=128
+	Storage string `json:"storage"`
+
+	// Size of the disk in GiB (PVE's "G"). Disks only grow: a smaller size
+	// than the current one is refused by the controller, never applied.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=131072
+	Size int32 `json:"size"`
+
+	// Device is the bus and slot Proxmox VE attaches the disk to:
+	// scsi0-scsi30, virtio0-virtio15, sata0-sata5 or ide0-ide3.
+	// +kubebuilder:validation:MaxLength=8
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(scsi([0-9]|[12][0-9]|30)|virtio([0-9]|1[0-5])|sata[0-5]|ide[0-3])$')",message="device must be one of scsi0-scsi30, virtio0-virtio15, sata0-sata5, ide0-ide3"
+	Device string `json:"device"`
+}
+
+// VirtualMachineNetwork is one network interface of a VM. Interfaces map to
+// net0, net1, ... in list order; options the spec does not name (the MAC
+// address, firewall, tag) are kept as Proxmox VE has them.
+type VirtualMachineNetwork struct {
+	// Model of the network card (for example virtio, e1000, vmxnet3).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=32
+	Model string `json:"model"`
+
+	// Bridge the interface is attached to (for example vmbr0).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
+	Bridge string `json:"bridge"`
+}
+
+// PCIDevice is a PCI device passed through to a VM (hostpci0, hostpci1, ...
+// in list order).
+// +kubebuilder:validation:XValidation:rule="!(self.type == 'mapped' && has(self.pcie) && self.pcie)",message="pcie must not be set on a PCI device of type mapped"
+type PCIDevice struct {
+	// Type is raw (deviceID is a host PCI address such as 0000:01:00.0) or
+	// mapped (deviceID is the name of a cluster resource mapping).
+	Type PCIDeviceType `json:"type"`
+
+	// DeviceID is the host PCI address (raw) or the mapping name (mapped).
+	// +kubebuilder:validation:MaxLength=128
+	// +optional
+	DeviceID string `json:"deviceID,omitempty"`
+
+	// PrimaryGPU marks the device as the VM's primary GPU (x-vga=1).
+	// +kubebuilder:default=false
+	// +optional
+	PrimaryGPU bool `json:"primaryGPU,omitempty"`
+
+	// PCIE attaches the device to a PCIe port (pcie=1, q35 machines only).
+	// +kubebuilder:default=false
+	// +optional
+	PCIE bool `json:"pcie,omitempty"`
+}
+
+// VirtualMachineHardware is the hardware shared by clone and scratch mode.
+// A field left out is left as Proxmox VE (or the template) has it.
+type VirtualMachineHardware struct {
+	// Cores is the number of CPU cores per socket.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=512
+	// +optional
+	Cores int32 `json:"cores,omitempty"`
+
+	// Socket is the number of CPU sockets.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=16
+	// +optional
+	Socket int32 `json:"socket,omitempty"`
+
+	// Memory in MiB.
+	// +kubebuilder:validation:Minimum=16
+	// +kubebuilder:validation:Maximum=4194304
+	// +optional
+	Memory int64 `json:"memory,omitempty"`
+
+	// Disk lists the disks the spec manages; each device may appear once.
+	// Disks not listed are left alone.
+	// +kubebuilder:validation:MaxItems=56
+	// +kubebuilder:validation:XValidation:rule="self.all(d, self.exists_one(e, e.device == d.device))",message="disk devices must be unique: each device may appear once"
+	// +optional
+	Disk []VirtualMachineDisk `json:"disk,omitempty"`
+
+	// Network lists the network interfaces, net0 first.
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	Network []VirtualMachineNetwork `json:"network,omitempty"`
+
+	// PCIDevices lists PCI devices passed through, hostpci0 first.
+	// +kubebuilder:validation:MaxItems=16
+	// +optional
+	PCIDevices []PCIDevice `json:"pciDevices,omitempty"`
+}
+
+// VirtualMachineCloneSpec creates the VM by cloning a template (kubemox's
+// spec.template). Without a name there is nothing to clone: the VM is
+// created from scratch with this hardware, and an event says so.
+type VirtualMachineCloneSpec struct {
+	// Name of the template VM to clone, on nodeName or on shared storage.
+	// +kubebuilder:validation:MaxLength=128
+	// +optional
+	Name string `json:"name,omitempty"`
+
+	VirtualMachineHardware `json:",inline"`
+
+	// FullClone makes an independent copy of the template's disks (the
+	// default, as kubemox). false makes a linked clone, which needs a template
+	// on storage that supports it.
+	// +kubebuilder:default=true
+	// +optional
+	FullClone *bool `json:"fullClone,omitempty"`
+
+	// CloudInitConfig configures cloud-init on the clone.
+	// +optional
+	CloudInitConfig *CloudInitConfig `json:"cloudInitConfig,omitempty"`
+}
+
+// OSImage attaches an installation or cloud image to a VM created from
+// scratch.
+type OSImage struct {
+	// Name is the device the image is attached to (for example ide2).
+	// +kubebuilder:validation:MaxLength=16
+	// +optional
+	Name string `json:"name,omitempty"`
+
+	// Value is the Proxmox VE volume (for example
+	// local:iso/ubuntu-24.04-live-server-amd64.iso).
+	// +kubebuilder:validation:MaxLength=1024
+	// +optional
+	Value string `json:"value,omitempty"`
+}
+
+// VirtualMachineScratchSpec creates the VM from scratch (kubemox's
+// spec.vmSpec).
+type VirtualMachineScratchSpec struct {
+	VirtualMachineHardware `json:",inline"`
+
+	// OSImage is an installation or cloud image to attach.
+	// +optional
+	OSImage *OSImage `json:"osImage,omitempty"`
+
+	// CloudInitConfig configures cloud-init on the new VM.
+	// +optional
+	CloudInitConfig *CloudInitConfig `json:"cloudInitConfig,omitempty"`
+}
+
+// IPConfig is kubemox's IP configuration of the first network interface
+// (ipconfig0).
+type IPConfig struct {
+	// IP is the IPv4 address, or dhcp.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	IP string `json:"ip,omitempty"`
+
+	// CIDR is the IPv4 prefix length (for example 24).
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	CIDR string `json:"cidr,omitempty"`
+
+	// Gateway is the IPv4 gateway.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	Gateway string `json:"gateway,omitempty"`
+
+	// IPv6 is the IPv6 address with prefix length, dhcp or auto.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	IPv6 string `json:"ipv6,omitempty"`
+
+	// GatewayIPv6 is the IPv6 gateway.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	GatewayIPv6 string `json:"gatewayIPv6,omitempty"`
+}
+
+// IPv4Config is the IPv4 configuration of one network interface.
+type IPv4Config struct {
+	// Address in CIDR notation (192.0.2.10/24), or dhcp.
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="self == 'dhcp' || (isCIDR(self) && cidr(self).ip().family() == 4)",message="ipv4.address must be an IPv4 address in CIDR notation (192.0.2.10/24) or dhcp"
+	Address string `json:"address"`
+
+	// Gateway is the IPv4 gateway.
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="isIP(self) && ip(self).family() == 4",message="ipv4.gateway must be an IPv4 address"
+	// +optional
+	Gateway string `json:"gateway,omitempty"`
+}
+
+// IPv6Config is the IPv6 configuration of one network interface.
+type IPv6Config struct {
+	// Address in CIDR notation (2001:db8::10/64), dhcp, or auto (SLAAC).
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="self == 'dhcp' || self == 'auto' || (isCIDR(self) && cidr(self).ip().family() == 6)",message="ipv6.address must be an IPv6 address in CIDR notation (2001:db8::10/64), dhcp or auto"
+	Address string `json:"address"`
+
+	// Gateway is the IPv6 gateway.
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="isIP(self) && ip(self).family() == 6",message="ipv6.gateway must be an IPv6 address"
+	// +optional
+	Gateway string `json:"gateway,omitempty"`
+}
+
+// NICIPConfig is the IP configuration of one network interface
+// (ipconfigN, N being the position in the list).
+type NICIPConfig struct {
+	// IPv4 configuration.
+	// +optional
+	IPv4 *IPv4Config `json:"ipv4,omitempty"`
+
+	// IPv6 configuration.
+	// +optional
+	IPv6 *IPv6Config `json:"ipv6,omitempty"`
+}
+
+// CloudInitCustom names cloud-init snippets (Proxmox VE volume IDs such as
+// local:snippets/user.yaml) that replace the generated sections (cicustom).
+type CloudInitCustom struct {
+	// UserData snippet (cicustom user=).
+	// +kubebuilder:validation:MaxLength=1024
+	// +optional
+	UserData string `json:"userData,omitempty"`
+
+	// MetaData snippet (cicustom meta=).
+	// +kubebuilder:validation:MaxLength=1024
+	// +optional
+	MetaData string `json:"metaData,omitempty"`
+
+	// NetworkData snippet (cicustom network=).
+	// +kubebuilder:validation:MaxLength=1024
+	// +optional
+	NetworkData string `json:"networkData,omitempty"`
+
+	// VendorData snippet (cicustom vendor=).
+	// +kubebuilder:validation:MaxLength=1024
+	// +optional
+	VendorData string `json:"vendorData,omitempty"`
+}
+
+// CloudInitConfig configures Proxmox VE's cloud-init drive (kubemox's field
+// names).
+// +kubebuilder:validation:XValidation:rule="!(has(self.password) && has(self.passwordFrom))",message="cloudInitConfig.password and cloudInitConfig.passwordFrom are mutually exclusive: set only one of them"
+// +kubebuilder:validation:XValidation:rule="!(has(self.ipConfig) && has(self.ipConfigs))",message="cloudInitConfig.ipConfig and cloudInitConfig.ipConfigs are mutually exclusive: use ipConfigs for more than one interface"
+type CloudInitConfig struct {
+	// User is the default user's name (ciuser).
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	User string `json:"user,omitempty"`
+
+	// Password of User, inline (cipassword). Prefer passwordFrom.
+	// +kubebuilder:validation:MaxLength=256
+	// +optional
+	Password string `json:"password,omitempty"`
+
+	// PasswordFrom reads the password of User from a key of a Secret in the
+	// VirtualMachine's namespace.
+	// +optional
+	PasswordFrom *LocalSecretKeySelector `json:"passwordFrom,omitempty"`
+
+	// SSHKeys are public keys in OpenSSH format (sshkeys).
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=16384
+	// +optional
+	SSHKeys []string `json:"sshKeys,omitempty"`
+
+	// DNSDomain is the DNS search domain (searchdomain).
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	DNSDomain string `json:"dnsDomain,omitempty"`
+
+	// DNSServers are the DNS servers (nameserver).
+	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:items:MaxLength=64
+	// +optional
+	DNSServers []string `json:"dnsServers,omitempty"`
+
+	// UpgradePackages upgrades packages on first boot (ciupgrade). Defaults
+	// to true, as kubemox; an explicit false stays false.
+	// +kubebuilder:default=true
+	// +optional
+	UpgradePackages *bool `json:"upgradePackages,omitempty"`
+
+	// IPConfig is kubemox's IP configuration of the first interface
+	// (ipconfig0).
+	// +optional
+	IPConfig *IPConfig `json:"ipConfig,omitempty"`
+
+	// IPConfigs is the IP configuration per interface: the first entry is
+	// ipconfig0 (net0), the second ipconfig1, and so on.
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	IPConfigs []NICIPConfig `json:"ipConfigs,omitempty"`
+
+	// Custom replaces generated cloud-init sections with snippets.
+	// +optional
+	Custom *CloudInitCustom `json:"custom,omitempty"`
+}
+
+// VirtualMachineSpec is the desired state of a VirtualMachine. The Proxmox
+// parameters sit directly under spec, with kubemox's names, so kubemox
+// manifests apply unchanged.
+//
+// The Crossplane fields (providerConfigRef, writeConnectionSecretToRef,
+// managementPolicies) have the JSON of Crossplane's ManagedResourceSpec but
+// are declared here, because the embedded type defaults providerConfigRef to
+// a ClusterProviderConfig and defaults apply before validation: a
+// connectionRef-only manifest would then disagree with that default. The
+// reference is resolved in code instead (see GetProviderConfigReference).
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.providerConfigRef) || self.providerConfigRef.kind == 'ProxmoxConnection'",message="providerConfigRef.kind must be ProxmoxConnection"
+// +kubebuilder:validation:XValidation:rule="!(has(self.providerConfigRef) && has(self.connectionRef)) || self.providerConfigRef.name == self.connectionRef.name",message="providerConfigRef.name and connectionRef.name must name the same ProxmoxConnection when both are set"
+// +kubebuilder:validation:XValidation:rule="!(has(self.template) && has(self.vmSpec))",message="template and vmSpec are mutually exclusive: set template to clone, or vmSpec to create from scratch"
+// +kubebuilder:validation:XValidation:rule="has(self.template) || has(self.vmSpec) || (has(self.managementPolicies) && self.managementPolicies == ['Observe'])",message="one of template or vmSpec is required, unless managementPolicies is [\"Observe\"] (import)"
+// +kubebuilder:validation:XValidation:rule="has(self.name) || (has(self.managementPolicies) && self.managementPolicies == ['Observe'])",message="name is required, unless managementPolicies is [\"Observe\"] (import)"
+// +kubebuilder:validation:XValidation:rule="has(self.nodeName) || (has(self.managementPolicies) && self.managementPolicies == ['Observe'])",message="nodeName is required, unless managementPolicies is [\"Observe\"] (import)"
+// +kubebuilder:validation:XValidation:rule="!has(self.cloudInitConfig) || !((has(self.template) && has(self.template.cloudInitConfig)) || (has(self.vmSpec) && has(self.vmSpec.cloudInitConfig)))",message="cloudInitConfig may be set in one place only: spec.cloudInitConfig, spec.template.cloudInitConfig or spec.vmSpec.cloudInitConfig"
+type VirtualMachineSpec struct {
+	// WriteConnectionSecretToReference names a Secret in this namespace to
+	// which the VM's connection details (vmid, node, name, ipAddress,
+	// endpoint, cloud-init username and password) are written.
+	// +optional
+	WriteConnectionSecretToReference *xpv2.LocalSecretReference `json:"writeConnectionSecretToRef,omitempty"`
+
+	// ProviderConfigReference names the ProxmoxConnection to use. Its kind
+	// must be ProxmoxConnection. When omitted, connectionRef is used, else the
+	// connection named "default". There is deliberately no default here.
+	// +optional
+	ProviderConfigReference *xpv2.ProviderConfigReference `json:"providerConfigRef,omitempty"`
+
+	// ManagementPolicies specify the actions the provider may take on the
+	// Proxmox VM. ["Observe"] imports an existing VM (set the
+	// crossplane.io/external-name annotation to its VMID); leaving Delete out
+	// keeps the VM when this resource is deleted.
+	// +kubebuilder:default={"*"}
+	// +optional
+	ManagementPolicies xpv2.ManagementPolicies `json:"managementPolicies,omitempty"`
+
+	// ConnectionRef names the ProxmoxConnection to use (kubemox's field).
+	// Equivalent to providerConfigRef {kind: ProxmoxConnection, name}.
+	// +optional
+	ConnectionRef *ConnectionReference `json:"connectionRef,omitempty"`
+
+	// Name of the VM in Proxmox VE (a DNS name).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=128
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?[.])*[a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?$')",message="name must be a DNS name: letters, digits, hyphens and dots, as Proxmox VE requires"
+	// +optional
+	Name string `json:"name,omitempty"`
+
+	// NodeName is the Proxmox VE node the VM is created on. A VM migrated to
+	// another node is followed there, not recreated.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	NodeName string `json:"nodeName,omitempty"`
+
+	// Template clones the VM from a template (clone mode).
+	// +optional
+	Template *VirtualMachineCloneSpec `json:"template,omitempty"`
+
+	// VMSpec creates the VM from scratch (scratch mode).
+	// +optional
+	VMSpec *VirtualMachineScratchSpec `json:"vmSpec,omitempty"`
+
+	// CloudInitConfig is accepted here too, where kubemox's examples put it;
+	// it means the same as template.cloudInitConfig or vmSpec.cloudInitConfig
+	// and may be set in one place only.
+	// +optional
+	CloudInitConfig *CloudInitConfig `json:"cloudInitConfig,omitempty"`
+
+	// DeletionProtection keeps the Proxmox VM when this resource is deleted.
+	// +kubebuilder:default=false
+	// +optional
+	DeletionProtection bool `json:"deletionProtection,omitempty"`
+
+	// EnableAutoStart starts the VM whenever it is found stopped. Defaults to
+	// true; an explicit false stays false.
+	// +kubebuilder:default=true
+	// +optional
+	EnableAutoStart *bool `json:"enableAutoStart,omitempty"`
+
+	// RebootPolicy says whether the VM may be rebooted to apply changes
+	// Proxmox VE leaves pending: Always (the default, as kubemox) or Never
+	// (the pending keys are shown in status.pendingChanges instead).
+	// +kubebuilder:default=Always
+	// +optional
+	RebootPolicy RebootPolicy `json:"rebootPolicy,omitempty"`
+
+	// AdditionalConfig sets raw Proxmox VE configuration keys (for example
+	// ostype: l26). Only the keys listed are managed.
+	// +kubebuilder:validation:MaxProperties=128
+	// +optional
+	AdditionalConfig map[string]string `json:"additionalConfig,omitempty"`
+}
+
+// QEMUStatus is kubemox's observed view of the VM.
+type QEMUStatus struct {
+	// State is the power state (running, stopped, ...).
+	// +optional
+	State string `json:"state,omitempty"`
+
+	// Node is the Proxmox VE node the VM runs on.
+	// +optional
+	Node string `json:"node,omitempty"`
+
+	// Uptime of the VM.
+	// +optional
+	Uptime string `json:"uptime,omitempty"`
+
+	// ID is the VMID.
+	// +optional
+	ID int32 `json:"id,omitempty"`
+
+	// IPAddress is the first IPv4 address the guest agent reports.
+	// +optional
+	IPAddress string `json:"IPAddress,omitempty"`
+
+	// OSInfo is the operating system the guest agent reports.
+	// +optional
+	OSInfo string `json:"OSInfo,omitempty"`
+}
+
+// TaskStatus is the last Proxmox VE task the provider started for this VM.
+type TaskStatus struct {
+	// UPID identifies the task.
+	UPID string `json:"upid"`
+
+	// Type of the task (qmclone, qmcreate, qmstart, qmshutdown, qmdestroy,
+	// ...).
+	// +optional
+	Type string `json:"type,omitempty"`
+
+	// Status is running or stopped.
+	// +optional
+	Status string `json:"status,omitempty"`
+
+	// ExitStatus is OK, or Proxmox VE's error message once the task stopped.
+	// +optional
+	ExitStatus string `json:"exitStatus,omitempty"`
+}
+
+// CloudInitPasswordApplied records which version of the cloud-init password
+// was last written to Proxmox VE (which always reads it back masked), so it
+// is written again only when it changed. Never the password itself.
+type CloudInitPasswordApplied struct {
+	// Generation of the VirtualMachine when the password was applied.
+	// +optional
+	Generation int64 `json:"generation,omitempty"`
+
+	// SecretResourceVersion of the passwordFrom Secret when it was read.
+	// +optional
+	SecretResourceVersion string `json:"secretResourceVersion,omitempty"`
+}
+
+// VirtualMachineStatus is the observed state of a VirtualMachine.
+type VirtualMachineStatus struct {
+	// Conditions (Ready, Synced) and the observed generation.
+	xpv2.ManagedResourceStatus `json:",inline"`
+
+	// Status is kubemox's observed view of the VM.
+	// +optional
+	Status QEMUStatus `json:"status,omitempty"`
+
+	// VMID of the VM, recorded before the VM is created so a restarted
+	// provider finds the VM it was creating.
+	// +optional
+	VMID int32 `json:"vmid,omitempty"`
+
+	// PendingChanges are configuration keys Proxmox VE holds pending until
+	// the VM restarts (shown when rebootPolicy is Never, or while a reboot
+	// is under way).
+	// +optional
+	PendingChanges []string `json:"pendingChanges,omitempty"`
+
+	// LastTask is the last Proxmox VE task started for this VM.
+	// +optional
+	LastTask *TaskStatus `json:"lastTask,omitempty"`
+
+	// CloudInitPasswordApplied records which password version was last
+	// written.
+	// +optional
+	CloudInitPasswordApplied *CloudInitPasswordApplied `json:"cloudInitPasswordApplied,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Namespaced,shortName=vm,categories={crossplane,managed,proxmox}
+// +kubebuilder:printcolumn:name="READY",type="string",JSONPath=".status.conditions[?(@.type=='Ready')].status"
+// +kubebuilder:printcolumn:name="SYNCED",type="string",JSONPath=".status.conditions[?(@.type=='Synced')].status"
+// +kubebuilder:printcolumn:name="EXTERNAL-NAME",type="string",JSONPath=".metadata.annotations.crossplane\\.io/external-name"
+// +kubebuilder:printcolumn:name="NODE",type="string",JSONPath=".status.status.node"
+// +kubebuilder:printcolumn:name="STATE",type="string",JSONPath=".status.status.state"
+// +kubebuilder:printcolumn:name="IP",type="string",JSONPath=".status.status.IPAddress"
+// +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
+// +crossplane:generate:methods=false
+
+// A VirtualMachine is a Proxmox VE QEMU virtual machine, cloned from a
+// template or created from scratch. Its external name is the VMID.
+type VirtualMachine struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   VirtualMachineSpec   `json:"spec"`
+	Status VirtualMachineStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+// +crossplane:generate:methods=false
+
+// VirtualMachineList contains a list of VirtualMachine.
+type VirtualMachineList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []VirtualMachine `json:"items"`
+}
