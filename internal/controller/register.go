@@ -25,6 +25,7 @@ import (
 
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 	"github.com/kubemox/provider-proxmox/internal/controller/connection"
+	"github.com/kubemox/provider-proxmox/internal/controller/virtualmachine"
 )
 
 // Setup adds every controller to mgr. They share clients: the
@@ -33,6 +34,7 @@ import (
 func Setup(mgr ctrl.Manager, o controller.Options, clients *pve.Cache) error {
 	for _, setup := range []func(ctrl.Manager, controller.Options, *pve.Cache) error{
 		connection.Setup,
+		virtualmachine.Setup,
 	} {
 		if err := setup(mgr, o, clients); err != nil {
 			return err

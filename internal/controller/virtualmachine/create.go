@@ -1,0 +1,180 @@
+/*
+Copyright 2026 The provider-proxmox Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package virtualmachine
+
+import (
+	"context"
+	"sort"
+	"strconv"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+
+	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
+	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
+)
+
+// Create implements managed.TypedExternalClient. It never waits for PVE's
+// task: Observe follows the guest from its VMID.
+func (e *external) Create(ctx context.Context, cr *v1alpha1.VirtualMachine) (managed.ExternalCreation, error) {
+	want, err := desiredFrom(ctx, e.secrets, cr)
+	if err != nil {
+		return managed.ExternalCreation{}, err
+	}
+	if err := e.checkPreviousCreate(ctx, cr); err != nil {
+		return managed.ExternalCreation{}, err
+	}
+	for attempt := 0; attempt < maxCreateAttempts; attempt++ {
+		vmid, err := e.claimVMID(ctx, cr)
+		if err != nil {
+			return managed.ExternalCreation{}, err
+		}
+		upid, err := e.startCreate(ctx, cr, want, vmid)
+		switch {
+		case err == nil:
+			meta.AddAnnotations(cr, map[string]string{annCreateTask: upid})
+			return managed.ExternalCreation{}, nil
+		case pve.IsAlreadyExists(err):
+			// PVE refused atomically: nothing of ours exists at vmid.
+			e.record.Event(cr, event.Normal("VMIDTaken", "VMID "+strconv.Itoa(vmid)+" is taken; picking another"))
+			forgetExternalName(cr)
+		case pve.IsLocked(err):
+			// The template is busy (another clone): try again after the
+			// reconciler's backoff, without an error condition.
+			e.record.Event(cr, event.Normal("SourceBusy", "the template is locked by another operation; retrying"))
+			return managed.ExternalCreation{}, nil
+		default:
+			return managed.ExternalCreation{}, err
+		}
+	}
+	return managed.ExternalCreation{}, errors.Errorf("gave up after %d VMIDs that were taken", maxCreateAttempts)
+}
+
+func forgetExternalName(cr *v1alpha1.VirtualMachine) {
+	a := cr.GetAnnotations()
+	delete(a, meta.AnnotationKeyExternalName)
+	delete(a, annCreateTask)
+	cr.SetAnnotations(a)
+}
+
+// checkPreviousCreate looks at the task of the last create attempt, when
+// one is recorded and the guest is absent (Observe said so): it failed. A
+// VMID race is retried with another VMID; anything else is reported with
+// PVE's message and retried after the reconciler's backoff.
+func (e *external) checkPreviousCreate(ctx context.Context, cr *v1alpha1.VirtualMachine) error {
+	upid := cr.GetAnnotations()[annCreateTask]
+	if upid == "" {
+		return nil
+	}
+	ts, err := e.cl.TaskStatus(ctx, upid)
+	if err != nil || ts.Running || ts.Succeeded() {
+		// Running or done yet no guest (or unknown): PVE's VMID list
+		// decides on the next Observe; retrying at the same VMID is safe.
+		a := cr.GetAnnotations()
+		delete(a, annCreateTask)
+		cr.SetAnnotations(a)
+		return nil //nolint:nilerr // an unknown task just drops the record
+	}
+	if pve.MessageMeansAlreadyExists(ts.ExitStatus) {
+		e.record.Event(cr, event.Normal("VMIDTaken", "VMID "+meta.GetExternalName(cr)+" was taken by another guest; picking another"))
+		forgetExternalName(cr)
+		return nil
+	}
+	a := cr.GetAnnotations()
+	delete(a, annCreateTask)
+	cr.SetAnnotations(a)
+	return errors.Errorf("Proxmox VE task %s failed: %s", ts.Type, ts.ExitStatus)
+}
+
+// claimVMID returns the resource's VMID, picking one and storing it on the
+// resource first when it has none: no PVE call ever uses a VMID that is not
+// already recorded on the resource.
+func (e *external) claimVMID(ctx context.Context, cr *v1alpha1.VirtualMachine) (int, error) {
+	if vmid, ok := vmidOf(meta.GetExternalName(cr)); ok {
+		e.vmids.Hold(e.connection, vmid)
+		return vmid, nil
+	}
+	vmid, err := e.vmids.Next(ctx, e.cl, e.connection)
+	if err != nil {
+		return 0, err
+	}
+	meta.SetExternalName(cr, strconv.Itoa(vmid))
+	if err := e.kube.Update(ctx, cr); err != nil {
+		forgetExternalName(cr)
+		e.vmids.Release(e.connection, vmid)
+		return 0, errors.Wrap(err, "cannot record the picked VMID on the resource")
+	}
+	return vmid, nil
+}
+
+// startCreate clones the template or creates from scratch at vmid.
+func (e *external) startCreate(ctx context.Context, cr *v1alpha1.VirtualMachine, want desired, vmid int) (string, error) {
+	description := withMarker("", markerOf(cr))
+	if want.Source == "" {
+		if cr.Spec.Template != nil {
+			e.record.Event(cr, event.Normal("CreatingFromScratch", "spec.template has no name: creating the VM from scratch with its hardware"))
+		}
+		upid, err := e.cl.CreateGuest(ctx, want.Node, vmid, want.Spec.CreateParams(description))
+		if err == nil {
+			e.record.Event(cr, event.Normal("Creating", "creating VM "+strconv.Itoa(vmid)+" on node "+want.Node))
+		}
+		return upid, err
+	}
+	src, err := e.findTemplate(ctx, want.Source, want.Node)
+	if err != nil {
+		return "", err
+	}
+	opts := pve.CloneOptions{NewID: vmid, Name: want.Spec.Name, Description: description, Full: want.FullClone, Storage: want.CloneStorage}
+	if src.Node != want.Node {
+		opts.Target = want.Node
+	}
+	upid, err := e.cl.CloneGuest(ctx, src, opts)
+	if err == nil {
+		kind := "full"
+		if !want.FullClone {
+			kind = "linked"
+		}
+		e.record.Event(cr, event.Normal("Cloning", "cloning template "+want.Source+" ("+src.String()+") to VM "+strconv.Itoa(vmid)+" on node "+want.Node+" ("+kind+" clone)"))
+	}
+	return upid, err
+}
+
+// findTemplate finds a QEMU template by name, preferring one on node.
+func (e *external) findTemplate(ctx context.Context, name, node string) (pve.GuestRef, error) {
+	rows, err := e.cl.CachedClusterResources(ctx, templateResourcesAge)
+	if err != nil {
+		return pve.GuestRef{}, err
+	}
+	var found []pve.GuestRef
+	for _, r := range rows {
+		if r.Template && r.Name == name && (r.Type == "" || r.Type == "qemu") {
+			found = append(found, pve.GuestRef{Node: r.Node, VMID: r.VMID})
+		}
+	}
+	if len(found) == 0 {
+		return pve.GuestRef{}, errors.Errorf("template %q not found in Proxmox VE", name)
+	}
+	sort.Slice(found, func(i, j int) bool {
+		if (found[i].Node == node) != (found[j].Node == node) {
+			return found[i].Node == node
+		}
+		return found[i].VMID < found[j].VMID
+	})
+	return found[0], nil
+}

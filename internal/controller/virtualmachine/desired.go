@@ -1,0 +1,201 @@
+/*
+Copyright 2026 The provider-proxmox Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package virtualmachine
+
+import (
+	"context"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+
+	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
+	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
+)
+
+// passwordVersion says which revision of the spec or Secret a cloud-init
+// password came from; the password itself is never recorded.
+type passwordVersion struct {
+	Generation            int64
+	SecretResourceVersion string
+}
+
+// password is a cloud-init password read for this reconcile only. It must
+// never be logged, evented or written to status.
+type password struct {
+	Value   string
+	Version passwordVersion
+}
+
+// desired is everything the spec asks of Proxmox.
+type desired struct {
+	Spec pve.VMSpec
+	Node string
+	// Source is the template's name in clone mode; "" creates from scratch.
+	Source    string
+	FullClone bool
+	// CloneStorage receives a full clone's disks ("" = the template's).
+	CloneStorage string
+
+	User     string
+	Password *password
+
+	Running            bool
+	AllowReboot        bool
+	DeletionProtection bool
+}
+
+// desiredFrom reads the spec (and the passwordFrom Secret, straight from the
+// API server: Secrets are never cached) into what the controller compares.
+func desiredFrom(ctx context.Context, secrets client.Reader, cr *v1alpha1.VirtualMachine) (desired, error) {
+	s := &cr.Spec
+	d := desired{
+		Spec:               pve.VMSpec{Name: s.Name, AdditionalConfig: s.AdditionalConfig},
+		Node:               s.NodeName,
+		FullClone:          s.IsFullClone(),
+		Running:            s.AutoStart(),
+		AllowReboot:        s.MayReboot(),
+		DeletionProtection: s.DeletionProtection,
+	}
+	if s.IsClone() {
+		d.Source = s.Template.Name
+	}
+	if hw := s.Hardware(); hw != nil {
+		hardwareInto(&d.Spec, hw)
+		if d.Source != "" && len(hw.Disk) > 0 {
+			d.CloneStorage = hw.Disk[0].Storage
+		}
+	}
+	if s.VMSpec != nil && s.VMSpec.OSImage != nil {
+		d.Spec.OSImageDevice, d.Spec.OSImageVolume = s.VMSpec.OSImage.Name, s.VMSpec.OSImage.Value
+	}
+	if ci := s.CloudInit(); ci != nil {
+		d.Spec.CloudInit = cloudInitFrom(ci)
+		d.User = ci.User
+		pw, err := passwordFrom(ctx, secrets, cr, ci)
+		if err != nil {
+			return desired{}, err
+		}
+		d.Password = pw
+	}
+	return d, nil
+}
+
+func hardwareInto(s *pve.VMSpec, hw *v1alpha1.VirtualMachineHardware) {
+	s.Cores, s.Sockets, s.MemoryMB = int(hw.Cores), int(hw.Socket), hw.Memory
+	if len(hw.Disk) > 0 {
+		s.Disks = make(map[string]pve.VMDisk, len(hw.Disk))
+		for _, disk := range hw.Disk {
+			s.Disks[disk.Device] = pve.VMDisk{Storage: disk.Storage, SizeGB: int(disk.Size)}
+		}
+	}
+	for _, n := range hw.Network {
+		s.NICs = append(s.NICs, pve.VMNIC{Model: n.Model, Bridge: n.Bridge})
+	}
+	for _, p := range hw.PCIDevices {
+		s.PCIDevices = append(s.PCIDevices, pve.VMPCIDevice{
+			Mapped: p.Type == v1alpha1.PCIDeviceTypeMapped, DeviceID: p.DeviceID, PrimaryGPU: p.PrimaryGPU, PCIE: p.PCIE,
+		})
+	}
+}
+
+func cloudInitFrom(ci *v1alpha1.CloudInitConfig) *pve.VMCloudInit {
+	up := ci.UpgradesPackages()
+	out := &pve.VMCloudInit{
+		User: ci.User, SSHKeys: ci.SSHKeys, DNSDomain: ci.DNSDomain, DNSServers: ci.DNSServers,
+		UpgradePackages: &up,
+	}
+	if ip := ci.IPConfig; ip != nil {
+		v4 := ip.IP
+		if v4 != "" && v4 != "dhcp" && ip.CIDR != "" {
+			v4 += "/" + ip.CIDR
+		}
+		out.IPConfigs = append(out.IPConfigs, pve.VMIPConfig{IPv4: v4, GatewayIPv4: ip.Gateway, IPv6: ip.IPv6, GatewayIPv6: ip.GatewayIPv6})
+	}
+	for _, nic := range ci.IPConfigs {
+		var c pve.VMIPConfig
+		if nic.IPv4 != nil {
+			c.IPv4, c.GatewayIPv4 = nic.IPv4.Address, nic.IPv4.Gateway
+		}
+		if nic.IPv6 != nil {
+			c.IPv6, c.GatewayIPv6 = nic.IPv6.Address, nic.IPv6.Gateway
+		}
+		out.IPConfigs = append(out.IPConfigs, c)
+	}
+	if c := ci.Custom; c != nil {
+		out.CustomUser, out.CustomMeta, out.CustomNetwork, out.CustomVendor = c.UserData, c.MetaData, c.NetworkData, c.VendorData
+	}
+	return out
+}
+
+// passwordFrom returns the cloud-init password with its version, nil when
+// none is set.
+func passwordFrom(ctx context.Context, secrets client.Reader, cr *v1alpha1.VirtualMachine, ci *v1alpha1.CloudInitConfig) (*password, error) {
+	if ci.Password != "" {
+		return &password{Value: ci.Password, Version: passwordVersion{Generation: cr.GetGeneration()}}, nil
+	}
+	ref := ci.PasswordFrom
+	if ref == nil {
+		return nil, nil
+	}
+	sec := &corev1.Secret{}
+	if err := secrets.Get(ctx, types.NamespacedName{Namespace: cr.GetNamespace(), Name: ref.Name}, sec); err != nil {
+		return nil, errors.Wrapf(err, "cannot read Secret %s/%s named by cloudInitConfig.passwordFrom", cr.GetNamespace(), ref.Name)
+	}
+	v, ok := sec.Data[ref.Key]
+	if !ok {
+		return nil, errors.Errorf("Secret %s/%s has no key %q (cloudInitConfig.passwordFrom)", cr.GetNamespace(), ref.Name, ref.Key)
+	}
+	return &password{Value: string(v), Version: passwordVersion{Generation: cr.GetGeneration(), SecretResourceVersion: sec.GetResourceVersion()}}, nil
+}
+
+// appliedVersion returns the password version recorded in status.
+func appliedVersion(cr *v1alpha1.VirtualMachine) (passwordVersion, bool) {
+	a := cr.Status.CloudInitPasswordApplied
+	if a == nil {
+		return passwordVersion{}, false
+	}
+	return passwordVersion{Generation: a.Generation, SecretResourceVersion: a.SecretResourceVersion}, true
+}
+
+// passwordNeedsApply reports whether the password must be written again: a
+// new generation (inline) or a new Secret revision (passwordFrom).
+func passwordNeedsApply(cr *v1alpha1.VirtualMachine, pw *password) bool {
+	if pw == nil {
+		return false
+	}
+	applied, ok := appliedVersion(cr)
+	if !ok {
+		return true
+	}
+	if pw.Version.SecretResourceVersion != "" {
+		return applied.SecretResourceVersion != pw.Version.SecretResourceVersion
+	}
+	return applied.Generation != pw.Version.Generation
+}
+
+// vmidOf parses the external name.
+func vmidOf(name string) (int, bool) {
+	id, err := strconv.Atoi(name)
+	if err != nil || id < 100 || id > 999999999 {
+		return 0, false
+	}
+	return id, true
+}

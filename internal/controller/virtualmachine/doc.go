@@ -1,0 +1,123 @@
+/*
+Copyright 2026 The provider-proxmox Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package virtualmachine reconciles VirtualMachine managed resources with
+// QEMU guests in Proxmox VE, through crossplane-runtime's managed reconciler.
+//
+// # Identity
+//
+// The external name (annotation crossplane.io/external-name) is the guest's
+// VMID. PVE has no guest UUID and reuses VMIDs, so every guest we create also
+// carries a marker as the last line of its description (user notes above it
+// are kept):
+//
+//	crossplane: <namespace>/<name> uid=<metadata.uid>
+//
+// The node is never part of the identity: it is looked up from the VMID on
+// every poll (the per-connection /cluster/resources memo), so a migrated
+// guest is followed, not recreated.
+//
+// # Creating without ever making two guests
+//
+// crossplane-runtime persists annotations set in Create only after Create
+// returns, and its default initializer would write metadata.name as the
+// external name. So:
+//
+//   - The default initializer is replaced by none: an empty external name
+//     means "no VMID picked yet".
+//   - Create picks a VMID (PVE's /cluster/nextid, skipping the VMIDs this
+//     process already handed out on that connection, since nextid reserves
+//     nothing) and stores it as the external name with its own Kubernetes
+//     update BEFORE any PVE call. If that update fails (e.g. a conflict)
+//     nothing was sent to PVE. Only then does it clone or create with
+//     newid/vmid = that VMID and the marker in the description. The task's
+//     UPID is returned as an annotation (persisted with create-succeeded).
+//   - managed.WithDeterministicExternalName(true): once the VMID is stored,
+//     Observe can always tell what happened, so an interrupted create
+//     (create-pending newer than succeeded/failed) never stalls the resource.
+//   - managed.WithCreationGracePeriod(0): Observe confirms absence itself
+//     (below), so a lost VMID race is retried at once.
+//
+// Whatever instant the provider is killed at, the stored VMID decides:
+// before the update, nothing exists and nothing is recorded; after it, the
+// guest at that VMID either does not exist (Create runs again with the same
+// VMID; PVE rejects a second guest at one VMID atomically) or exists and is
+// judged by the rules below. No path creates a guest at a VMID that is not
+// stored on the resource first.
+//
+// # What Observe decides
+//
+// With the VMID from the external name, the guest is looked up in the
+// connection's /cluster/resources memo. A VMID missing from that lagging
+// listing is confirmed with direct reads (status/current on the expected
+// node, then PVE's cluster-wide VMID list via /cluster/nextid?vmid=N) before
+// the guest is reported absent. For a guest that exists:
+//
+//   - locked create/clone and no marker yet: ours, in progress (PVE writes the
+//     config, locked, before the task fills it) → exists, not Ready.
+//   - marker names this resource (namespace/name and UID): ours.
+//   - marker names this namespace/name with another UID: ours after a
+//     backup/restore of the Kubernetes object or a move between clusters;
+//     adopted, and Update rewrites the UID (reported not up to date).
+//   - otherwise (no marker, or another resource's): not ours. If the external
+//     name was set by a user (it exists and no create-pending annotation was
+//     ever written, the import case), the guest is adopted and nothing is
+//     changed while the policies are Observe-only; once they allow updates it
+//     is reported not up to date until Update writes our marker. If we picked
+//     the VMID (create-pending present), we lost a race to someone else (our
+//     clone task then fails with "already exists"): the VMID is dropped from
+//     the resource with an explicit update and Observe reports absent, so
+//     Create picks again. A resource that once saw its own marker on that
+//     VMID (status.vmid equals it) never drops it: a vanished marker is
+//     reported as an error rather than risking a second guest.
+//
+// # Async
+//
+// Create, Delete and power/resize actions start PVE tasks and return; nothing
+// waits on a task. Observe reports a locked guest or a running task of ours
+// (status.lastTask) as existing but not Ready, surfaces a failed task as a
+// Warning event with PVE's message, and resources that are not Ready are
+// polled again within seconds (WithPollIntervalHook). A lost UPID (provider
+// killed after PVE answered) does not matter: PVE's lock and the guest's
+// presence carry the same information.
+//
+// # Drift and updates
+//
+// Only what the spec sets is compared, against GET /pending (current and
+// pending values in one request): cores, sockets, memory, NICs keyed by netN
+// (model and bridge; the MAC and other options are kept), disks keyed by
+// device (grow by resize; shrink or storage change refused with a condition),
+// PCI devices, cloud-init keys, additionalConfig keys, name and power.
+// cipassword always reads back masked: it is re-applied when the generation
+// or its Secret's resourceVersion changes (recorded in status). Changes PVE
+// keeps pending (and cloud-init changes on a running guest) are applied by a
+// reboot unless reboots are opted out; during a reboot the guest is never
+// started by us. A new guest is first started once its config converged.
+//
+// # Cost
+//
+// In steady state one VM costs one GET /pending per poll plus its share of one
+// /cluster/resources read per connection (memoised by the client for a few
+// seconds). The guest agent is asked only while the IP is unknown or after a
+// restart.
+//
+// # Deletion
+//
+// With deletionProtection the guest stays and Observe reports it gone for a
+// resource being deleted. Otherwise: graceful shutdown with a timeout (PVE
+// forces a stop after it), then destroy with purge; the resource goes once
+// PVE no longer has the VMID.
+package virtualmachine

@@ -1,0 +1,511 @@
+/*
+Copyright 2026 The provider-proxmox Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package virtualmachine
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+
+	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
+	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
+)
+
+// annCreateTask records the UPID of the clone/create task Create started.
+const annCreateTask = "proxmox.alperen.cloud/create-task"
+
+// ownership is Observe's verdict on the guest at the resource's VMID.
+type ownership int
+
+const (
+	// ownMine: our marker with this resource's UID.
+	ownMine ownership = iota
+	// ownMineNewUID: our marker for this namespace/name, another UID (the
+	// object was restored or moved): adopt and rewrite the UID.
+	ownMineNewUID
+	// ownInProgress: locked create/clone and no marker yet.
+	ownInProgress
+	// ownImported: no marker, and the user set the external name.
+	ownImported
+	// ownLostRace: not ours, and we picked the VMID: pick another.
+	ownLostRace
+	// ownConflict: not ours and we cannot safely forget the VMID.
+	ownConflict
+)
+
+// external is the client of one reconcile. Observe leaves what it saw in obs
+// for Update and Delete of the same reconcile.
+type external struct {
+	kube       client.Client
+	secrets    client.Reader
+	cl         *pve.Client
+	connection string
+	vmids      *pve.VMIDAllocator
+	record     event.Recorder
+	steadyAge  time.Duration
+	agent      *agentThrottle
+
+	obs *observation
+}
+
+// observation is what Observe learnt, for Update and Delete.
+type observation struct {
+	ref         pve.GuestRef
+	cfg         pve.GuestConfig
+	own         ownership
+	want        desired
+	plan        pve.VMPlan
+	locked      string
+	running     bool
+	taskRunning bool
+	wasReady    bool
+	needMarker  bool
+	needPass    bool
+	needStart   bool
+	needReboot  bool
+	pendingKeys []string
+}
+
+// Disconnect implements managed.TypedExternalClient.
+func (e *external) Disconnect(context.Context) error { return nil }
+
+func markerOf(cr *v1alpha1.VirtualMachine) marker {
+	return marker{Namespace: cr.GetNamespace(), Name: cr.GetName(), UID: string(cr.GetUID())}
+}
+
+// userSetExternalName reports whether the external name came from a user:
+// we only ever write it inside Create, after the reconciler wrote the
+// create-pending annotation.
+func userSetExternalName(cr *v1alpha1.VirtualMachine) bool {
+	_, pending := cr.GetAnnotations()[meta.AnnotationKeyExternalCreatePending]
+	return meta.GetExternalName(cr) != "" && !pending
+}
+
+// mayUpdate reports whether the policies let the provider change the guest.
+func mayUpdate(cr *v1alpha1.VirtualMachine) bool {
+	for _, a := range cr.GetManagementPolicies() {
+		if a == xpv2.ManagementActionAll || a == xpv2.ManagementActionUpdate {
+			return true
+		}
+	}
+	return false
+}
+
+func isReady(cr *v1alpha1.VirtualMachine) bool {
+	return cr.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue
+}
+
+// decide applies the ownership rules of doc.go.
+func decide(cr *v1alpha1.VirtualMachine, vmid int, lock, description string) ownership {
+	me := markerOf(cr)
+	m, has := parseMarker(description)
+	switch {
+	case has && m == me:
+		return ownMine
+	case has && m.sameObject(me):
+		return ownMineNewUID
+	case !has && (lock == "clone" || lock == "create"):
+		return ownInProgress
+	case userSetExternalName(cr) && !has:
+		return ownImported
+	case userSetExternalName(cr):
+		return ownConflict
+	case int(cr.Status.VMID) == vmid:
+		// We saw our marker here before: it vanished (edited away). Never
+		// risk a second guest by forgetting the VMID.
+		return ownConflict
+	}
+	return ownLostRace
+}
+
+// Observe implements managed.TypedExternalClient.
+func (e *external) Observe(ctx context.Context, cr *v1alpha1.VirtualMachine) (managed.ExternalObservation, error) {
+	name := meta.GetExternalName(cr)
+	if name == "" {
+		return managed.ExternalObservation{ResourceExists: false}, nil
+	}
+	vmid, ok := vmidOf(name)
+	if !ok {
+		return managed.ExternalObservation{}, errors.Errorf("external name %q is not a VMID", name)
+	}
+	if meta.WasDeleted(cr) && cr.Spec.DeletionProtection {
+		// The guest stays; for the reconciler it is gone, so the resource
+		// can go.
+		e.record.Event(cr, event.Normal("DeletionProtection", "deletionProtection is set: VM "+name+" is kept in Proxmox VE"))
+		return managed.ExternalObservation{ResourceExists: false}, nil
+	}
+	o := &observation{wasReady: isReady(cr)}
+	e.obs = o
+
+	ref, row, found, err := e.locate(ctx, cr, vmid)
+	if err != nil || !found {
+		return managed.ExternalObservation{ResourceExists: found && err == nil}, err
+	}
+	o.ref = ref
+	if ref.Node == "" {
+		// Taken cluster-wide but not placed yet in our view: wait.
+		cr.SetConditions(xpv2.Creating())
+		return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, nil
+	}
+	cfg, err := e.cl.GuestPending(ctx, ref)
+	if pve.IsGuestNotFound(err) {
+		return e.vanished(ctx, cr, vmid)
+	}
+	if err != nil {
+		return managed.ExternalObservation{}, err
+	}
+	o.cfg = cfg
+	o.locked = pve.Lock(cfg)
+	if o.locked == "" && row != nil {
+		o.locked = row.Lock
+	}
+	o.own = decide(cr, vmid, o.locked, pve.Description(cfg))
+	switch o.own {
+	case ownInProgress:
+		cr.SetConditions(xpv2.Creating().WithMessage("Proxmox VE is creating VM " + name))
+		return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, nil
+	case ownLostRace:
+		return e.lostRace(ctx, cr, vmid)
+	case ownConflict:
+		if meta.WasDeleted(cr) {
+			return managed.ExternalObservation{ResourceExists: false}, nil
+		}
+		return managed.ExternalObservation{}, errors.Errorf("VM %d does not carry this resource's marker (%q): refusing to manage or recreate it", vmid, markerOf(cr).String())
+	case ownMine, ownMineNewUID:
+		cr.Status.VMID = int32(vmid) //nolint:gosec // vmidOf bounds it
+	}
+	if err := e.refreshTask(ctx, cr, o); err != nil {
+		return managed.ExternalObservation{}, err
+	}
+	if meta.WasDeleted(cr) {
+		return managed.ExternalObservation{ResourceExists: true}, nil
+	}
+	return e.observeOwned(ctx, cr, o, row)
+}
+
+// observeOwned compares an owned (or imported) guest with the spec.
+func (e *external) observeOwned(ctx context.Context, cr *v1alpha1.VirtualMachine, o *observation, row *pve.Resource) (managed.ExternalObservation, error) {
+	want, err := desiredFrom(ctx, e.secrets, cr)
+	if err != nil {
+		return managed.ExternalObservation{}, err
+	}
+	o.want = want
+	running, err := e.powerState(ctx, o, row)
+	if err != nil {
+		return managed.ExternalObservation{}, err
+	}
+	o.running = running
+	manage := mayUpdate(cr)
+	o.plan = pve.Diff(want.Spec, o.cfg)
+	o.needMarker = manage && (o.own == ownMineNewUID || o.own == ownImported)
+	o.needPass = passwordNeedsApply(cr, want.Password)
+	o.pendingKeys, err = e.pendingKeys(ctx, cr, o)
+	if err != nil {
+		return managed.ExternalObservation{}, err
+	}
+	o.needStart = want.Running && !running && !rebootUnderway(cr)
+	o.needReboot = running && want.AllowReboot && len(o.pendingKeys) > 0 && !rebootUnderway(cr)
+	if !want.AllowReboot || !running {
+		cr.Status.PendingChanges = o.pendingKeys
+	}
+
+	e.observeAgent(ctx, cr, o)
+	e.fillStatus(cr, o, row)
+	e.setReady(cr, o, manage)
+
+	upToDate := o.plan.Empty() && len(o.plan.Refused) == 0 && !o.needMarker && !o.needPass && !o.needStart && !o.needReboot
+	if o.locked != "" || o.taskRunning {
+		// Nothing can change while PVE works on the guest.
+		upToDate = true
+	}
+	return managed.ExternalObservation{
+		ResourceExists:    true,
+		ResourceUpToDate:  upToDate,
+		ConnectionDetails: connectionDetails(cr, o),
+		Diff:              strings.Join(o.plan.Fields, ","),
+	}, nil
+}
+
+// locate finds the node of vmid: the connection's /cluster/resources view
+// first, then, for a VMID missing from that lagging listing, direct reads.
+// found with an empty node means "taken in PVE, place unknown yet".
+func (e *external) locate(ctx context.Context, cr *v1alpha1.VirtualMachine, vmid int) (pve.GuestRef, *pve.Resource, bool, error) {
+	maxAge := busyResourcesAge
+	if isReady(cr) && (cr.Status.LastTask == nil || cr.Status.LastTask.Status != taskRunning) && !meta.WasDeleted(cr) {
+		maxAge = e.steadyAge
+	}
+	rows, err := e.cl.CachedClusterResources(ctx, maxAge)
+	if err != nil {
+		return pve.GuestRef{}, nil, false, err
+	}
+	for i := range rows {
+		if rows[i].VMID != vmid {
+			continue
+		}
+		if rows[i].Type != "" && rows[i].Type != "qemu" {
+			return pve.GuestRef{}, nil, false, errors.Errorf("VMID %d is a %s guest, not a QEMU VM", vmid, rows[i].Type)
+		}
+		return pve.GuestRef{Node: rows[i].Node, VMID: vmid}, &rows[i], true, nil
+	}
+	return e.confirm(ctx, cr, vmid)
+}
+
+// confirm checks a VMID the listing does not show: on the node we expect,
+// then in PVE's cluster-wide VMID list, before calling it absent.
+func (e *external) confirm(ctx context.Context, cr *v1alpha1.VirtualMachine, vmid int) (pve.GuestRef, *pve.Resource, bool, error) {
+	for _, node := range candidateNodes(cr) {
+		ref := pve.GuestRef{Node: node, VMID: vmid}
+		_, err := e.cl.GuestStatus(ctx, ref)
+		if err == nil {
+			return ref, nil, true, nil
+		}
+		if !pve.IsGuestNotFound(err) {
+			return pve.GuestRef{}, nil, false, err
+		}
+	}
+	inUse, err := e.cl.VMIDInUse(ctx, vmid)
+	if err != nil {
+		return pve.GuestRef{}, nil, false, err
+	}
+	return pve.GuestRef{VMID: vmid}, nil, inUse, nil
+}
+
+func candidateNodes(cr *v1alpha1.VirtualMachine) []string {
+	var nodes []string
+	if n := cr.Status.Status.Node; n != "" {
+		nodes = append(nodes, n)
+	}
+	if n := cr.Spec.NodeName; n != "" && (len(nodes) == 0 || nodes[0] != n) {
+		nodes = append(nodes, n)
+	}
+	return nodes
+}
+
+// vanished handles a guest the listing showed but its node no longer has:
+// migrated, or destroyed. Only PVE's VMID list can tell.
+func (e *external) vanished(ctx context.Context, cr *v1alpha1.VirtualMachine, vmid int) (managed.ExternalObservation, error) {
+	inUse, err := e.cl.VMIDInUse(ctx, vmid)
+	if err != nil {
+		return managed.ExternalObservation{}, err
+	}
+	if inUse {
+		cr.SetConditions(xpv2.Unavailable().WithMessage("VM " + strconv.Itoa(vmid) + " is moving between nodes"))
+		return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, nil
+	}
+	return managed.ExternalObservation{ResourceExists: false}, nil
+}
+
+// lostRace forgets a VMID someone else's guest took before ours was made,
+// persisting that at once (Observe persists only status otherwise), so the
+// next Create picks another VMID.
+func (e *external) lostRace(ctx context.Context, cr *v1alpha1.VirtualMachine, vmid int) (managed.ExternalObservation, error) {
+	if meta.WasDeleted(cr) {
+		return managed.ExternalObservation{ResourceExists: false}, nil
+	}
+	e.record.Event(cr, event.Normal("VMIDTaken", "VMID "+strconv.Itoa(vmid)+" was taken by another guest before ours was created; picking another"))
+	a := cr.GetAnnotations()
+	delete(a, meta.AnnotationKeyExternalName)
+	delete(a, annCreateTask)
+	cr.SetAnnotations(a)
+	if err := e.kube.Update(ctx, cr); err != nil {
+		return managed.ExternalObservation{}, errors.Wrap(err, "cannot forget a VMID taken by another guest")
+	}
+	return managed.ExternalObservation{ResourceExists: false}, nil
+}
+
+const (
+	taskRunning = "running"
+	taskStopped = "stopped"
+)
+
+// refreshTask follows the last task we started while it runs; a failure is
+// surfaced as an event with PVE's message (and on Ready, see setReady).
+func (e *external) refreshTask(ctx context.Context, cr *v1alpha1.VirtualMachine, o *observation) error {
+	lt := cr.Status.LastTask
+	if lt == nil || lt.Status != taskRunning {
+		return nil
+	}
+	ts, err := e.cl.TaskStatus(ctx, lt.UPID)
+	if err != nil {
+		// A task PVE forgot cannot be running: do not block on it.
+		lt.Status = taskStopped
+		return nil //nolint:nilerr // an unknown task is a finished one
+	}
+	if ts.Running {
+		o.taskRunning = true
+		return nil
+	}
+	lt.Status, lt.ExitStatus = taskStopped, ts.ExitStatus
+	if ts.Failed() {
+		e.record.Event(cr, event.Warning("TaskFailed", errors.Errorf("Proxmox VE task %s failed: %s", lt.Type, ts.ExitStatus)))
+	}
+	return nil
+}
+
+func rebootUnderway(cr *v1alpha1.VirtualMachine) bool {
+	lt := cr.Status.LastTask
+	return lt != nil && lt.Status == taskRunning && (lt.Type == "qmreboot" || lt.Type == "qmshutdown" || lt.Type == "qmstop")
+}
+
+// powerState reads whether the guest runs: from the listing when it knows,
+// else from status/current (a new guest lists as "unknown").
+func (e *external) powerState(ctx context.Context, o *observation, row *pve.Resource) (bool, error) {
+	if row != nil && (row.Status == "running" || row.Status == "stopped") {
+		return row.Status == "running", nil
+	}
+	st, err := e.cl.GuestStatus(ctx, o.ref)
+	if err != nil {
+		return false, err
+	}
+	return st.Running(), nil
+}
+
+// pendingKeys lists what waits for a reboot: keys PVE holds pending, plus
+// cloud-init changes on a running guest (never in /pending; PVE's
+// /cloudinit knows), asked only while status says some were made.
+func (e *external) pendingKeys(ctx context.Context, cr *v1alpha1.VirtualMachine, o *observation) ([]string, error) {
+	keys := o.cfg.PendingKeys()
+	if !o.running || !hasCloudInitKey(cr.Status.PendingChanges) {
+		return keys, nil
+	}
+	ci, err := e.cl.CloudInitPending(ctx, o.ref)
+	if err != nil {
+		// An older PVE without /cloudinit: keep what we recorded.
+		return mergeKeys(keys, cr.Status.PendingChanges), nil //nolint:nilerr // degrade to the recorded keys
+	}
+	return mergeKeys(keys, ci), nil
+}
+
+func hasCloudInitKey(keys []string) bool {
+	for _, k := range keys {
+		if pve.IsCloudInitKey(k) {
+			return true
+		}
+	}
+	return false
+}
+
+func mergeKeys(a, b []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, k := range append(append([]string(nil), a...), b...) {
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// observeAgent asks the guest agent for the IP and OS while they are
+// unknown (throttled), and forgets them when the guest stops.
+func (e *external) observeAgent(ctx context.Context, cr *v1alpha1.VirtualMachine, o *observation) {
+	st := &cr.Status.Status
+	if !o.running {
+		st.IPAddress = ""
+		return
+	}
+	if st.IPAddress != "" || !pve.AgentEnabled(o.cfg) || !e.agent.due(cr.GetUID(), time.Now()) {
+		return
+	}
+	ifs, err := e.cl.AgentNetworkInterfaces(ctx, o.ref)
+	if err != nil {
+		return
+	}
+	st.IPAddress = pve.FirstIPv4(ifs)
+	if st.OSInfo == "" {
+		if osName, err := e.cl.AgentOSInfo(ctx, o.ref); err == nil {
+			st.OSInfo = osName
+		}
+	}
+}
+
+func (e *external) fillStatus(cr *v1alpha1.VirtualMachine, o *observation, row *pve.Resource) {
+	st := &cr.Status.Status
+	st.ID = int32(o.ref.VMID) //nolint:gosec // bounded by vmidOf
+	st.Node = o.ref.Node
+	st.State = "stopped"
+	if o.running {
+		st.State = "running"
+	}
+	if row != nil && row.Status != "" && row.Status != "unknown" && row.Status != st.State {
+		st.State = row.Status
+	}
+}
+
+// setReady decides the Ready condition. Before the first Ready the guest
+// must have converged (config, password, power); afterwards drift being
+// corrected does not flip it, only a lock, a task, a stopped guest that
+// should run, or a failed task.
+func (e *external) setReady(cr *v1alpha1.VirtualMachine, o *observation, manage bool) {
+	if lt := cr.Status.LastTask; lt != nil && lt.Status == taskStopped && lt.ExitStatus != "" && lt.ExitStatus != "OK" && !strings.HasPrefix(lt.ExitStatus, "WARNINGS") {
+		cr.SetConditions(xpv2.Unavailable().WithMessage("Proxmox VE task " + lt.Type + " failed: " + lt.ExitStatus))
+		return
+	}
+	busy := o.locked != "" || o.taskRunning
+	var ready bool
+	switch {
+	case !manage:
+		ready = !busy
+	case o.wasReady:
+		ready = !busy && !o.needStart
+	default:
+		ready = !busy && o.plan.Empty() && !o.needMarker && !o.needPass && !o.needStart && !o.needReboot && !rebootUnderway(cr)
+	}
+	switch {
+	case ready:
+		cr.SetConditions(xpv2.Available())
+	case o.wasReady:
+		cr.SetConditions(xpv2.Unavailable())
+	default:
+		cr.SetConditions(xpv2.Creating())
+	}
+}
+
+// connectionDetails publishes how to reach the VM; never a Proxmox
+// credential.
+func connectionDetails(cr *v1alpha1.VirtualMachine, o *observation) managed.ConnectionDetails {
+	cd := managed.ConnectionDetails{
+		"vmid": []byte(strconv.Itoa(o.ref.VMID)),
+		"node": []byte(o.ref.Node),
+	}
+	if n, ok := o.cfg.Effective("name"); ok {
+		cd["name"] = []byte(n)
+	}
+	if ip := cr.Status.Status.IPAddress; ip != "" {
+		cd["ipAddress"] = []byte(ip)
+		cd["endpoint"] = []byte(ip)
+	}
+	if o.want.User != "" {
+		cd["username"] = []byte(o.want.User)
+	}
+	if o.want.Password != nil {
+		cd["password"] = []byte(o.want.Password.Value)
+	}
+	return cd
+}

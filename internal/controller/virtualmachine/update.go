@@ -1,0 +1,199 @@
+/*
+Copyright 2026 The provider-proxmox Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package virtualmachine
+
+import (
+	"context"
+	"sort"
+	"strings"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+
+	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
+	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
+)
+
+// Update implements managed.TypedExternalClient. One step per reconcile:
+// configuration first; the first start (or a reboot for pending changes)
+// only once the configuration has converged.
+func (e *external) Update(ctx context.Context, cr *v1alpha1.VirtualMachine) (managed.ExternalUpdate, error) {
+	o := e.obs
+	if o == nil || o.ref.Node == "" || o.own == ownInProgress || o.locked != "" || o.taskRunning {
+		return managed.ExternalUpdate{}, nil
+	}
+	changed, err := e.applyConfig(ctx, cr, o)
+	if err != nil || changed {
+		return managed.ExternalUpdate{}, err
+	}
+	if err := e.applyPower(ctx, cr, o); err != nil {
+		return managed.ExternalUpdate{}, err
+	}
+	if len(o.plan.Refused) > 0 {
+		return managed.ExternalUpdate{}, errors.New(strings.Join(o.plan.Refused, "; "))
+	}
+	return managed.ExternalUpdate{}, nil
+}
+
+// applyConfig writes drifted keys (PUT), then allocates new disks or grows
+// one (async). It reports whether it changed anything.
+func (e *external) applyConfig(ctx context.Context, cr *v1alpha1.VirtualMachine, o *observation) (bool, error) {
+	set := make(map[string]string, len(o.plan.Set)+2)
+	for k, v := range o.plan.Set {
+		set[k] = v
+	}
+	fields := append([]string(nil), o.plan.Fields...)
+	if o.needMarker {
+		set["description"] = withMarker(pve.Description(o.cfg), markerOf(cr))
+	}
+	if o.needPass {
+		set["cipassword"] = o.want.Password.Value
+		fields = append(fields, "cipassword")
+	}
+	if len(set) > 0 {
+		if err := e.cl.SetGuestConfig(ctx, o.ref, set, nil); err != nil {
+			return e.busy(err, "configuration")
+		}
+		if o.needPass {
+			v := o.want.Password.Version
+			cr.Status.CloudInitPasswordApplied = &v1alpha1.CloudInitPasswordApplied{Generation: v.Generation, SecretResourceVersion: v.SecretResourceVersion}
+		}
+		e.reportConfig(cr, o, fields)
+		if o.running && (o.plan.TouchesCloudInit() || o.needPass) {
+			cr.Status.PendingChanges = mergeKeys(cr.Status.PendingChanges, cloudInitFields(set))
+		}
+		return true, nil
+	}
+	if len(o.plan.NewDisks) > 0 {
+		upid, err := e.cl.SetGuestConfigAsync(ctx, o.ref, o.plan.NewDisks, nil)
+		if err != nil {
+			return e.busy(err, "new disks")
+		}
+		recordTask(cr, upid)
+		e.record.Event(cr, event.Normal("DiskAdded", "adding disks "+strings.Join(sortedKeys(o.plan.NewDisks), ", ")))
+		return true, nil
+	}
+	if len(o.plan.Resizes) > 0 {
+		r := o.plan.Resizes[0]
+		upid, err := e.cl.ResizeDisk(ctx, o.ref, r.Disk, r.Size)
+		if err != nil {
+			return e.busy(err, "resize")
+		}
+		recordTask(cr, upid)
+		e.record.Event(cr, event.Normal("Resized", "growing disk "+r.Disk+" to "+r.Size))
+		return true, nil
+	}
+	return false, nil
+}
+
+// busy turns PVE's "locked" answer into a quiet retry on the next poll.
+func (e *external) busy(err error, what string) (bool, error) {
+	if pve.IsLocked(err) {
+		return true, nil
+	}
+	return false, errors.Wrapf(err, "cannot apply %s", what)
+}
+
+func (e *external) reportConfig(cr *v1alpha1.VirtualMachine, o *observation, fields []string) {
+	if len(fields) == 0 {
+		e.record.Event(cr, event.Normal("Adopted", "wrote this resource's marker into the VM's description"))
+		return
+	}
+	if o.wasReady {
+		e.record.Event(cr, event.Warning("DriftCorrected", errors.New("corrected drift in "+strings.Join(fields, ", "))))
+		return
+	}
+	e.record.Event(cr, event.Normal("Configured", "configured "+strings.Join(fields, ", ")))
+}
+
+func cloudInitFields(set map[string]string) []string {
+	var keys []string
+	for k := range set {
+		if pve.IsCloudInitKey(k) {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// applyPower starts a guest that should run (checked against
+// status/current, which does not lag) or reboots one to apply pending
+// changes. It never starts a guest while our reboot is under way.
+func (e *external) applyPower(ctx context.Context, cr *v1alpha1.VirtualMachine, o *observation) error {
+	if !o.needStart && !o.needReboot {
+		return nil
+	}
+	st, err := e.cl.GuestStatus(ctx, o.ref)
+	if err != nil {
+		return err
+	}
+	if st.Lock != "" {
+		return nil
+	}
+	switch {
+	case o.needStart && !st.Running():
+		upid, err := e.cl.StartGuest(ctx, o.ref)
+		if err != nil {
+			_, err = e.busy(err, "start")
+			return err
+		}
+		recordTask(cr, upid)
+		e.afterBoot(cr)
+		e.record.Event(cr, event.Normal("Started", "starting VM"))
+	case o.needReboot && st.Running():
+		upid, err := e.cl.RebootGuest(ctx, o.ref, rebootTimeout)
+		if err != nil {
+			_, err = e.busy(err, "reboot")
+			return err
+		}
+		recordTask(cr, upid)
+		e.afterBoot(cr)
+		e.record.Event(cr, event.Normal("Rebooted", "rebooting to apply pending changes: "+strings.Join(o.pendingKeys, ", ")))
+	}
+	return nil
+}
+
+// afterBoot forgets what a boot changes: the IP is asked again, and
+// cloud-init changes reach the guest.
+func (e *external) afterBoot(cr *v1alpha1.VirtualMachine) {
+	cr.Status.Status.IPAddress = ""
+	cr.Status.PendingChanges = nil
+	e.agent.reset(cr.GetUID())
+}
+
+// recordTask makes upid the last task, followed by Observe until it stops.
+func recordTask(cr *v1alpha1.VirtualMachine, upid string) {
+	if upid == "" {
+		return
+	}
+	t := &v1alpha1.TaskStatus{UPID: upid, Status: taskRunning}
+	if u, err := pve.ParseUPID(upid); err == nil {
+		t.Type = u.Type
+	}
+	cr.Status.LastTask = t
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
