@@ -1,0 +1,108 @@
+package proxmox
+
+import (
+	"reflect"
+	"testing"
+)
+
+func cfgOf(kv map[string]string) GuestConfig {
+	g := GuestConfig{}
+	for k, v := range kv {
+		g[k] = PendingEntry{Value: v, HasValue: true}
+	}
+	return g
+}
+
+func TestDiff(t *testing.T) {
+	cases := map[string]struct {
+		spec        VMSpec
+		cfg         GuestConfig
+		wantSet     map[string]string
+		wantNew     map[string]string
+		wantResizes []Resize
+		wantRefused int
+	}{
+		"converged": {
+			spec: VMSpec{Name: "web", Cores: 2, MemoryMB: 4096, NICs: []VMNIC{{Model: "virtio", Bridge: "vmbr0"}},
+				Disks: map[string]VMDisk{"scsi0": {Storage: "local-lvm", SizeGB: 60}}},
+			cfg: cfgOf(map[string]string{"name": "web", "cores": "2", "memory": "4096",
+				"net0": "virtio=BC:24:11:00:00:01,bridge=vmbr0,firewall=1", "scsi0": "local-lvm:vm-100-disk-0,size=60G"}),
+			wantSet: map[string]string{}, wantNew: map[string]string{},
+		},
+		"drifted cores and bridge keep MAC and firewall": {
+			spec:    VMSpec{Cores: 4, NICs: []VMNIC{{Model: "virtio", Bridge: "vmbr1"}}},
+			cfg:     cfgOf(map[string]string{"cores": "2", "net0": "virtio=BC:24:11:00:00:01,bridge=vmbr0,firewall=1"}),
+			wantSet: map[string]string{"cores": "4", "net0": "virtio=BC:24:11:00:00:01,bridge=vmbr1,firewall=1"},
+			wantNew: map[string]string{},
+		},
+		"model change moves the MAC": {
+			spec:    VMSpec{NICs: []VMNIC{{Model: "e1000", Bridge: "vmbr0"}}},
+			cfg:     cfgOf(map[string]string{"net0": "virtio=BC:24:11:00:00:01,bridge=vmbr0"}),
+			wantSet: map[string]string{"net0": "e1000=BC:24:11:00:00:01,bridge=vmbr0"},
+			wantNew: map[string]string{},
+		},
+		"pending value counts": {
+			spec:    VMSpec{Cores: 4},
+			cfg:     GuestConfig{"cores": {Value: "2", HasValue: true, Pending: "4", HasPending: true}},
+			wantSet: map[string]string{}, wantNew: map[string]string{},
+		},
+		"grow, add, refuse shrink and move": {
+			spec: VMSpec{Disks: map[string]VMDisk{
+				"scsi0": {Storage: "local-lvm", SizeGB: 60}, "scsi1": {Storage: "local-lvm", SizeGB: 10},
+				"scsi2": {Storage: "local-lvm", SizeGB: 5}, "virtio0": {Storage: "ceph", SizeGB: 8}}},
+			cfg: cfgOf(map[string]string{"scsi0": "local-lvm:vm-100-disk-0,size=32G", "scsi2": "local-lvm:vm-100-disk-2,size=8G",
+				"virtio0": "local-lvm:vm-100-disk-3,size=8G"}),
+			wantSet:     map[string]string{},
+			wantNew:     map[string]string{"scsi1": "local-lvm:10"},
+			wantResizes: []Resize{{Disk: "scsi0", Size: "60G"}},
+			wantRefused: 2,
+		},
+		"memory as property string, sshkeys encoded": {
+			spec:    VMSpec{MemoryMB: 2048, CloudInit: &VMCloudInit{SSHKeys: []string{"ssh-ed25519 AAAA me@x"}}},
+			cfg:     cfgOf(map[string]string{"memory": "current=2048", "sshkeys": "ssh-ed25519%20AAAA%20me%40x"}),
+			wantSet: map[string]string{}, wantNew: map[string]string{},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			p := Diff(tc.spec, tc.cfg)
+			if !reflect.DeepEqual(p.Set, tc.wantSet) {
+				t.Errorf("Set = %v, want %v", p.Set, tc.wantSet)
+			}
+			if !reflect.DeepEqual(p.NewDisks, tc.wantNew) {
+				t.Errorf("NewDisks = %v, want %v", p.NewDisks, tc.wantNew)
+			}
+			if !reflect.DeepEqual(p.Resizes, tc.wantResizes) {
+				t.Errorf("Resizes = %v, want %v", p.Resizes, tc.wantResizes)
+			}
+			if len(p.Refused) != tc.wantRefused {
+				t.Errorf("Refused = %v, want %d", p.Refused, tc.wantRefused)
+			}
+		})
+	}
+}
+
+func TestCreateParams(t *testing.T) {
+	up := true
+	s := VMSpec{Name: "vm", Cores: 2, Sockets: 1, MemoryMB: 4096,
+		Disks:     map[string]VMDisk{"scsi0": {Storage: "local-lvm", SizeGB: 60}},
+		NICs:      []VMNIC{{Model: "virtio", Bridge: "vmbr0"}},
+		CloudInit: &VMCloudInit{User: "ubuntu", UpgradePackages: &up, IPConfigs: []VMIPConfig{{IPv4: "dhcp"}}}}
+	p := s.CreateParams("notes")
+	want := map[string]string{"name": "vm", "cores": "2", "sockets": "1", "memory": "4096", "scsi0": "local-lvm:60",
+		"net0": "virtio,bridge=vmbr0", "ciuser": "ubuntu", "ciupgrade": "1", "ipconfig0": "ip=dhcp", "ide2": "local-lvm:cloudinit",
+		"description": "notes", "scsihw": "virtio-scsi-pci", "boot": "order=scsi0"}
+	if !reflect.DeepEqual(p, want) {
+		t.Errorf("CreateParams = %v\nwant %v", p, want)
+	}
+}
+
+func TestParseUPID(t *testing.T) {
+	u, err := ParseUPID("UPID:pve:000A1B2C:0055AA11:6700AABB:qmclone:100:root@pam!kubemox:")
+	if err != nil || u.Node != "pve" || u.Type != "qmclone" || u.ID != "100" {
+		t.Fatalf("ParseUPID = %+v, %v", u, err)
+	}
+	if _, err := ParseUPID("UPID:pve:1:2:3:qm:1"); err == nil {
+		t.Error("short UPID accepted")
+	}
+}

@@ -1,0 +1,46 @@
+/*
+Copyright 2026 The provider-proxmox Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package virtualmachine
+
+import "testing"
+
+func TestMarker(t *testing.T) {
+	m := marker{Namespace: "default", Name: "web-1", UID: "0f8e2a3c-1111-2222-3333-444455556666"}
+	cases := map[string]struct {
+		in   string
+		want string
+	}{
+		"empty":              {in: "", want: m.String()},
+		"user notes kept":    {in: "my notes\nline two", want: "my notes\nline two\n" + m.String()},
+		"old marker dropped": {in: "notes\ncrossplane: default/web-1 uid=aaaa\n\n", want: "notes\n" + m.String()},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := withMarker(tc.in, m)
+			if got != tc.want {
+				t.Fatalf("withMarker = %q, want %q", got, tc.want)
+			}
+			back, ok := parseMarker(got)
+			if !ok || back != m {
+				t.Fatalf("parseMarker = %+v %v, want %+v", back, ok, m)
+			}
+		})
+	}
+	if _, ok := parseMarker("crossplane: not a marker"); ok {
+		t.Error("malformed marker parsed")
+	}
+}
