@@ -78,9 +78,9 @@ func (s *Server) makeTemplate(g *guest) {
 			continue
 		}
 		newID := strings.Replace(vol, "vm-", "base-", 1)
-		delete(st.Volumes, vol)
+		st.removeVolume(vol)
 		v.VolID = newID
-		st.Volumes[newID] = v
+		st.addVolume(v)
 		g.Config[k] = driveValue(newID, opts)
 	}
 	g.Config["template"] = "1"

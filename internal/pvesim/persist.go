@@ -82,7 +82,7 @@ func (s *Server) snapshotState(identities bool) *persistedState {
 func (s *Server) restoreState(ps *persistedState) {
 	for _, stMap := range s.st.storages {
 		for _, st := range stMap {
-			st.Volumes = map[string]*volume{}
+			st.Volumes, st.names = map[string]*volume{}, map[string]int{}
 		}
 	}
 	s.st.guests = map[int]*guest{}
@@ -90,7 +90,7 @@ func (s *Server) restoreState(ps *persistedState) {
 	for _, pv := range ps.Volumes {
 		if st, ok := s.st.storage(pv.Node, pv.Storage); ok {
 			v := pv.volume
-			st.Volumes[v.VolID] = &v
+			st.addVolume(&v)
 		}
 	}
 	for _, pg := range ps.Guests {

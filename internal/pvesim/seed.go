@@ -209,8 +209,8 @@ func (s *Server) moveVolumes(g *guest, node string) {
 			continue
 		}
 		if dst, ok := s.st.storage(node, st.ID); ok {
-			dst.Volumes[vol] = v
-			delete(st.Volumes, vol)
+			st.removeVolume(vol)
+			dst.addVolume(v)
 		}
 	}
 }

@@ -48,6 +48,7 @@ type guest struct {
 	PendingDelete map[string]bool
 	Snapshots     []*snapshot
 	Status        string
+	Paused        bool
 	StartedAt     time.Time
 	// CIApplied holds the cloud-init keys as the cloud-init drive was last generated.
 	CIApplied map[string]string
@@ -76,6 +77,8 @@ type storage struct {
 	Total   int64
 	Path    string
 	Volumes map[string]*volume
+	// names counts volumes by disk name ("vm-100-disk-0") for free-name lookups.
+	names map[string]int
 }
 
 type volume struct {

@@ -61,18 +61,51 @@ func (st *storage) freeDiskName(prefix string, vmid int) string {
 }
 
 func (st *storage) hasVolumeNamed(vmid int, name string) bool {
-	volid, _ := st.volumeName(vmid, name)
-	if _, ok := st.Volumes[volid]; ok {
-		return true
-	}
-	// Base images keep their number, so "vm-100-disk-0" and "base-100-disk-0" never coexist.
 	other := strings.Replace(name, "vm-", "base-", 1)
 	if strings.HasPrefix(name, "base-") {
 		other = strings.Replace(name, "base-", "vm-", 1)
 	}
-	volid, _ = st.volumeName(vmid, other)
-	_, ok := st.Volumes[volid]
-	return ok
+	// Base images keep their number, so "vm-100-disk-0" and "base-100-disk-0" never coexist.
+	return st.names[name] > 0 || st.names[other] > 0
+}
+
+// diskBaseName is the last path element of a volume name without extension
+// ("local-lvm:base-9000-disk-0/vm-101-disk-0" gives "vm-101-disk-0").
+func diskBaseName(volid string) string {
+	_, name, _ := splitVolID(volid)
+	if i := strings.LastIndex(name, "/"); i >= 0 {
+		name = name[i+1:]
+	}
+	if i := strings.LastIndex(name, "."); i >= 0 {
+		name = name[:i]
+	}
+	return name
+}
+
+// addVolume registers a volume; every change of Volumes goes through addVolume and
+// removeVolume so the name index stays right.
+func (st *storage) addVolume(v *volume) {
+	if st.Volumes == nil {
+		st.Volumes = map[string]*volume{}
+	}
+	if st.names == nil {
+		st.names = map[string]int{}
+	}
+	if _, exists := st.Volumes[v.VolID]; !exists {
+		st.names[diskBaseName(v.VolID)]++
+	}
+	st.Volumes[v.VolID] = v
+}
+
+func (st *storage) removeVolume(volid string) {
+	if _, ok := st.Volumes[volid]; !ok {
+		return
+	}
+	delete(st.Volumes, volid)
+	name := diskBaseName(volid)
+	if st.names[name]--; st.names[name] <= 0 {
+		delete(st.names, name)
+	}
 }
 
 // allocDisk creates a new disk volume for a guest.
@@ -89,7 +122,7 @@ func (s *Server) allocDisk(node, stID string, vmid int, size int64, content stri
 		volid, format = fmt.Sprintf("%s:%d/%s.raw", st.ID, vmid, st.freeDiskName("vm", vmid)), "raw"
 	}
 	v := &volume{VolID: volid, Format: format, Size: size, VMID: vmid, CTime: time.Now().Unix(), Content: content}
-	st.Volumes[volid] = v
+	st.addVolume(v)
 	return v, nil
 }
 
@@ -104,7 +137,7 @@ func (s *Server) allocNamed(node, stID string, vmid int, name string, size int64
 		return v, nil
 	}
 	v := &volume{VolID: volid, Format: format, Size: size, VMID: vmid, CTime: time.Now().Unix(), Content: content}
-	st.Volumes[volid] = v
+	st.addVolume(v)
 	return v, nil
 }
 
@@ -125,13 +158,13 @@ func (s *Server) ensureVolume(node, volid string, size int64, vmid int, content 
 	if strings.HasSuffix(volid, ".qcow2") {
 		format = "qcow2"
 	}
-	st.Volumes[volid] = &volume{VolID: volid, Format: format, Size: size, VMID: vmid, CTime: time.Now().Unix(), Content: content}
+	st.addVolume(&volume{VolID: volid, Format: format, Size: size, VMID: vmid, CTime: time.Now().Unix(), Content: content})
 }
 
 // freeVolume deletes a volume if it exists.
 func (s *Server) freeVolume(node, volid string) {
 	if st, _, ok := s.findVolume(node, volid); ok {
-		delete(st.Volumes, volid)
+		st.removeVolume(volid)
 	}
 }
 
@@ -197,7 +230,7 @@ func (s *Server) AddVolume(node, volid string) error {
 			format = "tgz"
 		}
 	}
-	st.Volumes[volid] = &volume{VolID: volid, Format: format, Size: 512 * mib, VMID: vmidOfVolume(volid), CTime: time.Now().Unix(), Content: content}
+	st.addVolume(&volume{VolID: volid, Format: format, Size: 512 * mib, VMID: vmidOfVolume(volid), CTime: time.Now().Unix(), Content: content})
 	s.markDirty()
 	return nil
 }

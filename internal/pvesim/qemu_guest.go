@@ -1,0 +1,196 @@
+package pvesim
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+func registerQemuGuestRoutes(r *router, base string, nv func(...ParamSpec) []ParamSpec) {
+	r.handle(RouteSpec{Method: http.MethodGet, Path: base + "/cloudinit", Params: nv()}, handleCloudinitGet)
+	r.handle(RouteSpec{Method: http.MethodPut, Path: base + "/cloudinit", Params: nv()}, handleCloudinitRegenerate)
+	r.handle(RouteSpec{Method: http.MethodGet, Path: base + "/cloudinit/dump", Params: nv(pEnum("type", "user", "network", "meta").req())}, handleCloudinitDump)
+	r.handle(RouteSpec{Method: http.MethodPost, Path: base + "/agent/ping", Params: nv()}, handleAgentPing)
+	r.handle(RouteSpec{Method: http.MethodGet, Path: base + "/agent/network-get-interfaces", Params: nv()}, handleAgentInterfaces)
+	r.handle(RouteSpec{Method: http.MethodGet, Path: base + "/agent/get-osinfo", Params: nv()}, handleAgentOSInfo)
+}
+
+// agentEnabled reads the running config's agent property string.
+func agentEnabled(g *guest) bool {
+	v, ok := g.Config["agent"]
+	if !ok {
+		return false
+	}
+	m, err := parsePropertyString(agentFormat, v)
+	return err == nil && m["enabled"] == "1"
+}
+
+// agentReady reproduces PVE's three agent errors, in PVE's order.
+func (s *Server) agentReady(r *request) (*guest, error) {
+	g, err := s.qemuGuest(r)
+	if err != nil {
+		return nil, err
+	}
+	if !agentEnabled(g) {
+		return nil, errInternal("No QEMU guest agent configured")
+	}
+	if !g.running() {
+		return nil, errInternal("VM %d is not running", g.VMID)
+	}
+	if g.Paused || time.Since(g.StartedAt) < s.opts.AgentStartDelay {
+		return nil, errInternal("QEMU guest agent is not running")
+	}
+	return g, nil
+}
+
+func handleAgentPing(s *Server, r *request) (any, error) {
+	if _, err := s.agentReady(r); err != nil {
+		return nil, err
+	}
+	return nil, nil
+}
+
+func handleAgentOSInfo(s *Server, r *request) (any, error) {
+	if _, err := s.agentReady(r); err != nil {
+		return nil, err
+	}
+	return map[string]any{"result": map[string]any{
+		"id": "debian", "name": "Debian GNU/Linux", "pretty-name": "Debian GNU/Linux 12 (bookworm)",
+		"version": "12 (bookworm)", "version-id": "12", "kernel-release": "6.1.0-28-amd64",
+		"kernel-version": "#1 SMP PREEMPT_DYNAMIC Debian 6.1.119-1 (2024-11-22)", "machine": "x86_64",
+	}}, nil
+}
+
+// handleAgentInterfaces answers lo first, then one interface per NIC with a deterministic
+// address: the ipconfigN static IP when set, else 10.0.(vmid/256).(vmid%256)/24 on the first.
+func handleAgentInterfaces(s *Server, r *request) (any, error) {
+	g, err := s.agentReady(r)
+	if err != nil {
+		return nil, err
+	}
+	ifaces := []map[string]any{{
+		"name": "lo", "hardware-address": "00:00:00:00:00:00",
+		"ip-addresses": []map[string]any{
+			{"ip-address-type": "ipv4", "ip-address": "127.0.0.1", "prefix": 8},
+			{"ip-address-type": "ipv6", "ip-address": "::1", "prefix": 128},
+		},
+		"statistics": ifaceStats(),
+	}}
+	for i := 0; i <= 31; i++ {
+		net, ok := g.Config[fmt.Sprintf("net%d", i)]
+		if !ok {
+			continue
+		}
+		m, _ := parsePropertyString(qemuNetFormat, net)
+		ip4, prefix := guestIPv4(g, i)
+		ifaces = append(ifaces, map[string]any{
+			"name": fmt.Sprintf("eth%d", i), "hardware-address": strings.ToLower(m["macaddr"]),
+			"ip-addresses": []map[string]any{
+				{"ip-address-type": "ipv4", "ip-address": ip4, "prefix": prefix},
+				{"ip-address-type": "ipv6", "ip-address": fmt.Sprintf("fd00::%x:%x", g.VMID, i), "prefix": 64},
+			},
+			"statistics": ifaceStats(),
+		})
+	}
+	return map[string]any{"result": ifaces}, nil
+}
+
+func ifaceStats() map[string]any {
+	return map[string]any{"rx-bytes": 1024, "rx-packets": 10, "rx-errs": 0, "rx-dropped": 0,
+		"tx-bytes": 2048, "tx-packets": 20, "tx-errs": 0, "tx-dropped": 0}
+}
+
+func guestIPv4(g *guest, idx int) (string, int) {
+	if ipc, ok := g.Config[fmt.Sprintf("ipconfig%d", idx)]; ok {
+		m, err := parsePropertyString(ipconfigFormat, ipc)
+		if ip := m["ip"]; err == nil && ip != "" && ip != "dhcp" {
+			addr, bits, _ := strings.Cut(ip, "/")
+			return addr, atoiDefault(bits, 24)
+		}
+	}
+	return fmt.Sprintf("10.%d.%d.%d", idx, g.VMID/256%256, g.VMID%256), 24
+}
+
+// handleCloudinitGet shows each cloud-init key with the value on the generated drive and,
+// when it changed since, the pending one. These keys never appear in /pending.
+func handleCloudinitGet(s *Server, r *request) (any, error) {
+	g, err := s.qemuGuest(r)
+	if err != nil {
+		return nil, err
+	}
+	cur := ciKeys(g.Config)
+	mask := func(k, v string) string {
+		if k == "cipassword" {
+			return "**********"
+		}
+		return v
+	}
+	out := []map[string]any{}
+	for _, k := range sortedKeys(cur) {
+		item := map[string]any{"key": k}
+		old, had := g.CIApplied[k]
+		switch {
+		case !had:
+			item["pending"] = mask(k, cur[k])
+		case old != cur[k]:
+			item["value"], item["pending"] = mask(k, old), mask(k, cur[k])
+		default:
+			item["value"] = mask(k, old)
+		}
+		out = append(out, item)
+	}
+	for _, k := range sortedKeys(g.CIApplied) {
+		if _, still := cur[k]; !still {
+			out = append(out, map[string]any{"key": k, "delete": 1})
+		}
+	}
+	return out, nil
+}
+
+func handleCloudinitRegenerate(s *Server, r *request) (any, error) {
+	g, err := s.qemuGuest(r)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkLock(g, r); err != nil {
+		return nil, err
+	}
+	g.CIApplied = ciKeys(g.Config)
+	s.markDirty()
+	return nil, nil
+}
+
+func handleCloudinitDump(s *Server, r *request) (any, error) {
+	g, err := s.qemuGuest(r)
+	if err != nil {
+		return nil, err
+	}
+	cfg := g.Config
+	switch r.str("type") {
+	case "user":
+		var b strings.Builder
+		b.WriteString("#cloud-config\n")
+		fmt.Fprintf(&b, "hostname: %s\nmanage_etc_hosts: true\nfqdn: %s\n", g.name(), g.name())
+		if u := cfg["ciuser"]; u != "" {
+			fmt.Fprintf(&b, "user: %s\n", u)
+		}
+		if cfg["cipassword"] != "" {
+			b.WriteString("password: **********\n")
+		}
+		if keys := cfg["sshkeys"]; keys != "" {
+			dec, _ := url.PathUnescape(keys)
+			b.WriteString("ssh_authorized_keys:\n")
+			for _, k := range strings.Split(strings.TrimSpace(dec), "\n") {
+				fmt.Fprintf(&b, "  - %s\n", k)
+			}
+		}
+		b.WriteString("chpasswd:\n  expire: False\n")
+		fmt.Fprintf(&b, "package_upgrade: %s\n", map[bool]string{true: "true", false: "false"}[cfg["ciupgrade"] != "0"])
+		return b.String(), nil
+	case "network":
+		return "version: 1\nconfig:\n    - type: physical\n      name: eth0\n      subnets:\n      - type: dhcp4\n", nil
+	}
+	return fmt.Sprintf("instance-id: %s\n", g.digest()), nil
+}
