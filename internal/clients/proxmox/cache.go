@@ -5,15 +5,13 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+
+	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 )
 
 // ErrNotReady means the cache holds no client for a connection (yet).
 var ErrNotReady = errors.New("proxmox connection is not ready")
-
-// ConnectionGVK identifies the objects Subscribe emits.
-var ConnectionGVK = schema.GroupVersionKind{Group: "proxmox.alperen.cloud", Version: "v1alpha1", Kind: "ProxmoxConnection"}
 
 // subscriberBuffer is deep enough for a burst of rotations; see notify.
 const subscriberBuffer = 1024
@@ -88,9 +86,8 @@ func (c *Cache) Fingerprint(connection string) string {
 	return c.entries[connection].fingerprint
 }
 
-// Subscribe returns a channel that receives a ProxmoxConnection-shaped object
-// (a *metav1.PartialObjectMetadata with ConnectionGVK and only the name set)
-// each time a connection's client is replaced or removed. Meant for
+// Subscribe returns a channel that receives a *v1alpha1.ProxmoxConnection with
+// only its name (and type meta) set each time a connection's client is replaced or removed. Meant for
 // source.Channel in the managed-resource controllers; read it continuously.
 func (c *Cache) Subscribe() <-chan event.GenericEvent {
 	ch := make(chan event.GenericEvent, subscriberBuffer)
@@ -104,8 +101,8 @@ func (c *Cache) Subscribe() <-chan event.GenericEvent {
 // buffer is full misses the event and finds the new client on its next poll.
 func (c *Cache) notifyLocked(connection string) {
 	for _, ch := range c.subscribers {
-		obj := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: connection}}
-		obj.SetGroupVersionKind(ConnectionGVK)
+		obj := &v1alpha1.ProxmoxConnection{ObjectMeta: metav1.ObjectMeta{Name: connection}}
+		obj.SetGroupVersionKind(v1alpha1.ProxmoxConnectionGroupVersionKind)
 		select {
 		case ch <- event.GenericEvent{Object: obj}:
 		default:

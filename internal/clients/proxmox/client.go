@@ -48,6 +48,7 @@ type Client struct {
 	api      *proxmox.Client
 	base     *http.Transport
 	retired  *atomic.Bool
+	retry    *retrying
 	session  *ticketAuth // nil with token auth
 	secrets  []string    // redacted from error messages
 
@@ -79,11 +80,12 @@ func New(cfg Config) (*Client, error) {
 
 	c := &Client{endpoint: endpoint, retired: &atomic.Bool{}, resCache: &resourcesMemo{}}
 	c.base = baseTransport(tlsCfg, limit)
-	var rt http.RoundTripper = &retrying{
+	c.retry = &retrying{
 		next:    &limiter{next: c.base, sem: make(chan struct{}, limit), retired: c.retired, timeout: timeout},
 		retired: c.retired,
 		policy:  defaultRetryPolicy(),
 	}
+	var rt http.RoundTripper = c.retry
 	opts := []proxmox.Option{proxmox.WithLogger(noopLogger{}), proxmox.WithUserAgent(userAgent)}
 	if cfg.TokenID != "" {
 		opts = append(opts, proxmox.WithAPIToken(cfg.TokenID, cfg.Secret))
