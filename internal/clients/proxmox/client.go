@@ -58,6 +58,12 @@ type Client struct {
 
 // New builds a client without any network I/O.
 func New(cfg Config) (*Client, error) {
+	return newClient(cfg, nil)
+}
+
+// newClient lets tests wrap the wire-level transport (below the limiter) to
+// observe every request that actually leaves the client.
+func newClient(cfg Config, wrapWire func(http.RoundTripper) http.RoundTripper) (*Client, error) {
 	endpoint, err := NormalizeEndpoint(cfg.Endpoint)
 	if err != nil {
 		return nil, errors.Wrap(err, "invalid endpoint")
@@ -80,8 +86,12 @@ func New(cfg Config) (*Client, error) {
 
 	c := &Client{endpoint: endpoint, retired: &atomic.Bool{}, resCache: &resourcesMemo{}}
 	c.base = baseTransport(tlsCfg, limit)
+	var wire http.RoundTripper = c.base
+	if wrapWire != nil {
+		wire = wrapWire(wire)
+	}
 	c.retry = &retrying{
-		next:    &limiter{next: c.base, sem: make(chan struct{}, limit), retired: c.retired, timeout: timeout},
+		next:    &limiter{next: wire, sem: make(chan struct{}, limit), retired: c.retired, timeout: timeout},
 		retired: c.retired,
 		policy:  defaultRetryPolicy(),
 	}
