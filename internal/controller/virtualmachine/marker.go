@@ -24,7 +24,7 @@ import (
 // markerRe matches our ownership line in a guest's description. The format
 // is documented in doc.go and is part of the API: changing it orphans every
 // existing guest.
-var markerRe = regexp.MustCompile(`^crossplane: ([a-z0-9]([-a-z0-9]*[a-z0-9])?)/([a-z0-9]([-.a-z0-9]*[a-z0-9])?) uid=([0-9a-fA-F-]+)\s*$`)
+var markerRe = regexp.MustCompile(`^crossplane: ([a-z0-9]([-a-z0-9]*[a-z0-9])?)/([a-z0-9]([-.a-z0-9]*[a-z0-9])?) uid=(\S+)\s*$`)
 
 // marker identifies the Kubernetes object that owns a guest.
 type marker struct {

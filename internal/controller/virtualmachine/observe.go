@@ -215,7 +215,7 @@ func (e *external) observeOwned(ctx context.Context, cr *v1alpha1.VirtualMachine
 		return managed.ExternalObservation{}, err
 	}
 	o.want = want
-	running, err := e.powerState(ctx, o, row)
+	running, err := e.powerState(ctx, o, row, want.Running)
 	if err != nil {
 		return managed.ExternalObservation{}, err
 	}
@@ -372,10 +372,11 @@ func rebootUnderway(cr *v1alpha1.VirtualMachine) bool {
 	return lt != nil && lt.Status == taskRunning && (lt.Type == "qmreboot" || lt.Type == "qmshutdown" || lt.Type == "qmstop")
 }
 
-// powerState reads whether the guest runs: from the listing when it knows,
-// else from status/current (a new guest lists as "unknown").
-func (e *external) powerState(ctx context.Context, o *observation, row *pve.Resource) (bool, error) {
-	if row != nil && (row.Status == "running" || row.Status == "stopped") {
+// powerState reads whether the guest runs: from the listing when it knows
+// and agrees with the spec, else from status/current (a new guest lists as
+// "unknown", and the listing may predate our own start).
+func (e *external) powerState(ctx context.Context, o *observation, row *pve.Resource, wantRunning bool) (bool, error) {
+	if row != nil && (row.Status == "running" || (row.Status == "stopped" && !wantRunning)) {
 		return row.Status == "running", nil
 	}
 	st, err := e.cl.GuestStatus(ctx, o.ref)

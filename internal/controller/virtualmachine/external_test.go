@@ -1,0 +1,486 @@
+/*
+Copyright 2026 The provider-proxmox Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package virtualmachine
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+
+	"github.com/kubemox/provider-proxmox/apis"
+	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
+	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
+	"github.com/kubemox/provider-proxmox/internal/pvesim"
+)
+
+const (
+	testNode     = "lowtower"
+	testTemplate = "debian-12"
+	templateID   = 9000
+)
+
+// eventLog records events; the tests assert on their reasons.
+type eventLog struct {
+	mu     sync.Mutex
+	events []event.Event
+}
+
+func (l *eventLog) Event(_ runtime.Object, e event.Event) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.events = append(l.events, e)
+}
+
+func (l *eventLog) WithAnnotations(...string) event.Recorder { return l }
+
+func (l *eventLog) has(reason string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, e := range l.events {
+		if string(e.Reason) == reason {
+			return true
+		}
+	}
+	return false
+}
+
+type fixture struct {
+	sim  *pvesim.Server
+	cl   *pve.Client
+	kube client.Client
+	log  *eventLog
+	conn *connector
+}
+
+func newFixture(t *testing.T, opts pvesim.Options) *fixture {
+	t.Helper()
+	if opts.Nodes == nil {
+		opts.Nodes = []string{testNode, "othernode"}
+	}
+	sim, err := pvesim.Start(opts)
+	if err != nil {
+		t.Fatalf("start simulator: %v", err)
+	}
+	t.Cleanup(sim.Close)
+	sim.AddToken("root@pam!kubemox", "s3cret")
+	if err := sim.AddTemplate(testNode, templateID, testTemplate); err != nil {
+		t.Fatalf("add template: %v", err)
+	}
+	cl, err := pve.New(pve.Config{Endpoint: sim.URL(), TokenID: "root@pam!kubemox", Secret: "s3cret", CAPEM: sim.CAPEM()})
+	if err != nil {
+		t.Fatalf("client: %v", err)
+	}
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := apis.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	kube := fake.NewClientBuilder().WithScheme(s).WithStatusSubresource(&v1alpha1.VirtualMachine{}).Build()
+	log := &eventLog{}
+	return &fixture{sim: sim, cl: cl, kube: kube, log: log, conn: &connector{
+		kube: kube, secrets: kube, clients: pve.NewCache(), vmids: pve.NewVMIDAllocator(0), record: log,
+		steadyAge: time.Second, agent: newAgentThrottle(),
+	}}
+}
+
+// external returns a fresh per-reconcile client, as Connect would.
+func (f *fixture) external() *external {
+	c := f.conn
+	return &external{kube: c.kube, secrets: c.secrets, cl: f.cl, connection: "default", vmids: c.vmids,
+		record: c.record, steadyAge: c.steadyAge, agent: c.agent}
+}
+
+func cloneVM(name string) *v1alpha1.VirtualMachine {
+	return &v1alpha1.VirtualMachine{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, UID: types.UID("uid-" + name), Generation: 1},
+		Spec: v1alpha1.VirtualMachineSpec{
+			Name: name, NodeName: testNode, ManagementPolicies: xpv2.ManagementPolicies{xpv2.ManagementActionAll},
+			Template: &v1alpha1.VirtualMachineCloneSpec{Name: testTemplate, VirtualMachineHardware: v1alpha1.VirtualMachineHardware{
+				Cores: 4, Socket: 1, Memory: 4096,
+				Disk:    []v1alpha1.VirtualMachineDisk{{Storage: "local-lvm", Size: 20, Device: "scsi0"}},
+				Network: []v1alpha1.VirtualMachineNetwork{{Model: "virtio", Bridge: "vmbr0"}},
+			}},
+		},
+	}
+}
+
+// store creates cr in the fake API server with the create-pending
+// annotation the managed reconciler writes before calling Create.
+func (f *fixture) store(t *testing.T, cr *v1alpha1.VirtualMachine, pending bool) {
+	t.Helper()
+	if pending {
+		meta.SetExternalCreatePending(cr, time.Now())
+	}
+	uid := cr.UID
+	if err := f.kube.Create(context.Background(), cr); err != nil {
+		t.Fatalf("create %s: %v", cr.Name, err)
+	}
+	cr.UID = uid // the fake client keeps it, but be explicit: the marker uses it
+}
+
+// converge drives the verbs the way the managed reconciler does until the
+// resource is Ready and up to date, returning the number of steps.
+func (f *fixture) converge(t *testing.T, cr *v1alpha1.VirtualMachine, maxSteps int) int {
+	t.Helper()
+	ctx := context.Background()
+	for step := 1; step <= maxSteps; step++ {
+		e := f.external()
+		obs, err := e.Observe(ctx, cr)
+		if err != nil {
+			t.Fatalf("step %d: Observe: %v", step, err)
+		}
+		switch {
+		case !obs.ResourceExists:
+			meta.SetExternalCreatePending(cr, time.Now())
+			if err := f.kube.Update(ctx, cr); err != nil {
+				t.Fatalf("step %d: mark pending: %v", step, err)
+			}
+			if _, err := e.Create(ctx, cr); err != nil {
+				t.Fatalf("step %d: Create: %v", step, err)
+			}
+			meta.SetExternalCreateSucceeded(cr, time.Now())
+			if err := f.kube.Update(ctx, cr); err != nil {
+				t.Fatalf("step %d: persist annotations: %v", step, err)
+			}
+		case !obs.ResourceUpToDate:
+			if _, err := e.Update(ctx, cr); err != nil {
+				t.Fatalf("step %d: Update: %v", step, err)
+			}
+		case isReady(cr):
+			return step
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	e := f.external()
+	obs, _ := e.Observe(context.Background(), cr)
+	o := e.obs
+	t.Fatalf("not converged after %d steps; conditions %+v; diff %q refused %v marker %v pass %v start %v reboot %v pending %v", maxSteps,
+		cr.Status.Conditions, obs.Diff, o.plan.Refused, o.needMarker, o.needPass, o.needStart, o.needReboot, o.pendingKeys)
+	return 0
+}
+
+func TestCreateClonePersistsVMIDFirstAndConverges(t *testing.T) {
+	f := newFixture(t, pvesim.Options{})
+	cr := cloneVM("web")
+	f.store(t, cr, true)
+	f.converge(t, cr, 20)
+
+	vmid, ok := vmidOf(meta.GetExternalName(cr))
+	if !ok {
+		t.Fatalf("external name %q is not a VMID", meta.GetExternalName(cr))
+	}
+	stored := &v1alpha1.VirtualMachine{}
+	if err := f.kube.Get(context.Background(), client.ObjectKeyFromObject(cr), stored); err != nil {
+		t.Fatal(err)
+	}
+	if meta.GetExternalName(stored) != strconv.Itoa(vmid) {
+		t.Errorf("stored external name = %q, want %d", meta.GetExternalName(stored), vmid)
+	}
+	g, ok := f.sim.Guest(vmid)
+	if !ok {
+		t.Fatalf("no guest %d", vmid)
+	}
+	if g.Config["cores"] != "4" || g.Config["memory"] != "4096" || g.Status != "running" {
+		t.Errorf("guest not converged: cores=%s memory=%s status=%s", g.Config["cores"], g.Config["memory"], g.Status)
+	}
+	if !strings.Contains(g.Config["scsi0"], "size=20G") {
+		t.Errorf("scsi0 not grown: %s", g.Config["scsi0"])
+	}
+	if m, ok := parseMarker(g.Config["description"]); !ok || m != markerOf(cr) {
+		t.Errorf("marker = %+v %v", m, ok)
+	}
+	for _, r := range []string{"Cloning", "Configured", "Resized", "Started"} {
+		if !f.log.has(r) {
+			t.Errorf("no %s event", r)
+		}
+	}
+	if f.log.has("DriftCorrected") {
+		t.Error("drift warning before the first Ready")
+	}
+	if len(f.sim.Guests()) != 2 {
+		t.Errorf("guests = %d, want template + 1", len(f.sim.Guests()))
+	}
+}
+
+func TestCreateScratchWithCloudInit(t *testing.T) {
+	f := newFixture(t, pvesim.Options{})
+	cr := &v1alpha1.VirtualMachine{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "scratch", UID: "uid-scratch", Generation: 3},
+		Spec: v1alpha1.VirtualMachineSpec{Name: "scratch", NodeName: testNode, ManagementPolicies: xpv2.ManagementPolicies{xpv2.ManagementActionAll}, VMSpec: &v1alpha1.VirtualMachineScratchSpec{
+			VirtualMachineHardware: v1alpha1.VirtualMachineHardware{Cores: 2, Socket: 1, Memory: 2048,
+				Disk:    []v1alpha1.VirtualMachineDisk{{Storage: "local-lvm", Size: 10, Device: "scsi0"}},
+				Network: []v1alpha1.VirtualMachineNetwork{{Model: "virtio", Bridge: "vmbr0"}}},
+			CloudInitConfig: &v1alpha1.CloudInitConfig{User: "ubuntu", Password: "pw-123", SSHKeys: []string{"ssh-ed25519 AAAA me@example"},
+				DNSServers: []string{"1.1.1.1"}, IPConfig: &v1alpha1.IPConfig{IP: "dhcp"}},
+		}},
+	}
+	f.store(t, cr, true)
+	f.converge(t, cr, 20)
+	vmid, _ := vmidOf(meta.GetExternalName(cr))
+	g, _ := f.sim.Guest(vmid)
+	if g.Config["ciuser"] != "ubuntu" || g.Config["ipconfig0"] != "ip=dhcp" || g.Config["nameserver"] != "1.1.1.1" {
+		t.Errorf("cloud-init keys not set: %v", g.Config)
+	}
+	if g.Config["cipassword"] == "" {
+		t.Error("cipassword not applied")
+	}
+	if a := cr.Status.CloudInitPasswordApplied; a == nil || a.Generation != 3 {
+		t.Errorf("password version not recorded: %+v", a)
+	}
+	if !f.log.has("Creating") {
+		t.Error("no Creating event")
+	}
+}
+
+func TestObserve(t *testing.T) {
+	type want struct {
+		exists, upToDate bool
+		ready            corev1.ConditionStatus
+		externalName     string // "-" = unchanged
+	}
+	cases := map[string]struct {
+		setup   func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine
+		want    want
+		wantErr bool
+	}{
+		"no VMID yet": {
+			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine { return cloneVM("a") },
+			want:  want{externalName: "-"},
+		},
+		"VMID absent from PVE": {
+			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
+				cr := cloneVM("a")
+				meta.SetExternalName(cr, "4242")
+				return cr
+			},
+			want: want{externalName: "-"},
+		},
+		"ours, locked clone without marker yet": {
+			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
+				cr := cloneVM("a")
+				meta.SetExternalName(cr, "300")
+				seed(t, f, 300, map[string]string{"lock": "clone", "description": " qmclone temporary file\n"})
+				return cr
+			},
+			want: want{exists: true, upToDate: true, ready: corev1.ConditionFalse, externalName: "-"},
+		},
+		"foreign guest at a VMID we picked: lost race, VMID dropped": {
+			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
+				cr := cloneVM("a")
+				meta.SetExternalName(cr, "301")
+				meta.SetExternalCreatePending(cr, time.Now())
+				seed(t, f, 301, map[string]string{"name": "someone-else", "cores": "1"})
+				f.store(t, cr, false)
+				return cr
+			},
+			want: want{externalName: ""},
+		},
+		"imported guest without marker, Observe only": {
+			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
+				cr := &v1alpha1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "imp", UID: "uid-imp"},
+					Spec: v1alpha1.VirtualMachineSpec{ManagementPolicies: xpv2.ManagementPolicies{xpv2.ManagementActionObserve}}}
+				meta.SetExternalName(cr, "302")
+				seed(t, f, 302, map[string]string{"name": "legacy", "cores": "1"})
+				return cr
+			},
+			want: want{exists: true, upToDate: false, ready: corev1.ConditionTrue, externalName: "-"},
+		},
+		"marker of another resource, user-set external name: refused": {
+			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
+				cr := cloneVM("a")
+				meta.SetExternalName(cr, "303")
+				seed(t, f, 303, map[string]string{"description": "crossplane: other/b uid=1234"})
+				return cr
+			},
+			wantErr: true,
+		},
+		"our marker, new UID after restore: adopted, marker rewrite pending": {
+			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
+				cr := cloneVM("a")
+				meta.SetExternalName(cr, "304")
+				meta.SetExternalCreatePending(cr, time.Now())
+				seed(t, f, 304, map[string]string{"description": "notes\ncrossplane: default/a uid=0000", "name": "a",
+					"cores": "4", "sockets": "1", "memory": "4096", "scsi0": "local-lvm:20", "net0": "virtio,bridge=vmbr0"})
+				return cr
+			},
+			want: want{exists: true, upToDate: false, ready: corev1.ConditionFalse, externalName: "-"},
+		},
+		"deleting with deletion protection: reported gone": {
+			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
+				cr := cloneVM("a")
+				cr.Spec.DeletionProtection = true
+				now := metav1.Now()
+				cr.DeletionTimestamp = &now
+				meta.SetExternalName(cr, "305")
+				seed(t, f, 305, map[string]string{"description": "crossplane: default/a uid=uid-a"})
+				return cr
+			},
+			want: want{externalName: "-"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t, pvesim.Options{})
+			cr := tc.setup(t, f)
+			before := meta.GetExternalName(cr)
+			obs, err := f.external().Observe(context.Background(), cr)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("Observe error = %v, want error %v", err, tc.wantErr)
+			}
+			if tc.wantErr {
+				return
+			}
+			if obs.ResourceExists != tc.want.exists || (obs.ResourceExists && obs.ResourceUpToDate != tc.want.upToDate) {
+				t.Errorf("exists=%v upToDate=%v, want %v %v", obs.ResourceExists, obs.ResourceUpToDate, tc.want.exists, tc.want.upToDate)
+			}
+			if tc.want.ready != "" && cr.GetCondition(xpv2.TypeReady).Status != tc.want.ready {
+				t.Errorf("Ready = %s, want %s", cr.GetCondition(xpv2.TypeReady).Status, tc.want.ready)
+			}
+			wantName := tc.want.externalName
+			if wantName == "-" {
+				wantName = before
+			}
+			if got := meta.GetExternalName(cr); got != wantName {
+				t.Errorf("external name = %q, want %q", got, wantName)
+			}
+		})
+	}
+}
+
+func seed(t *testing.T, f *fixture, vmid int, cfg map[string]string) {
+	t.Helper()
+	if err := f.sim.AddGuest(pvesim.GuestSeed{Kind: "qemu", Node: testNode, VMID: vmid, Config: cfg}); err != nil {
+		t.Fatalf("seed %d: %v", vmid, err)
+	}
+}
+
+func TestCreateRetriesATakenVMID(t *testing.T) {
+	f := newFixture(t, pvesim.Options{})
+	cr := cloneVM("race")
+	// A VMID recorded on the resource that another guest took meanwhile.
+	seed(t, f, 500, map[string]string{"name": "squatter"})
+	meta.SetExternalName(cr, "500")
+	f.store(t, cr, true)
+	if _, err := f.external().Create(context.Background(), cr); err != nil {
+		t.Fatalf("Create: %v", err)
+	}
+	vmid, ok := vmidOf(meta.GetExternalName(cr))
+	if !ok || vmid == 500 {
+		t.Fatalf("external name = %q, want a new VMID", meta.GetExternalName(cr))
+	}
+	if g, _ := f.sim.Guest(500); g.Config["name"] != "squatter" {
+		t.Error("the squatter was touched")
+	}
+	if !f.log.has("VMIDTaken") {
+		t.Error("no VMIDTaken event")
+	}
+}
+
+func TestUpdateCorrectsDriftWithWarning(t *testing.T) {
+	f := newFixture(t, pvesim.Options{})
+	cr := cloneVM("drift")
+	f.store(t, cr, true)
+	f.converge(t, cr, 20)
+	vmid, _ := vmidOf(meta.GetExternalName(cr))
+	mac := f.mac(t, vmid)
+	if err := f.sim.SetGuestConfig(vmid, "cores", "1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.sim.SetGuestConfig(vmid, "net0", "virtio="+mac+",bridge=vmbr9,firewall=1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.sim.SetGuestStatus(vmid, "stopped"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1100 * time.Millisecond) // the steady-state resources view is 1s old at most
+	f.converge(t, cr, 20)
+	g, _ := f.sim.Guest(vmid)
+	if g.Config["cores"] != "4" || g.Status != "running" {
+		t.Errorf("not corrected: cores=%s status=%s", g.Config["cores"], g.Status)
+	}
+	if got := g.Config["net0"]; got != "virtio="+mac+",bridge=vmbr0,firewall=1" && g.Pending["net0"] != "virtio="+mac+",bridge=vmbr0,firewall=1" {
+		t.Errorf("net0 = %q (pending %q): want bridge corrected, MAC and firewall kept", got, g.Pending["net0"])
+	}
+	if !f.log.has("DriftCorrected") {
+		t.Error("no DriftCorrected warning")
+	}
+}
+
+func (f *fixture) mac(t *testing.T, vmid int) string {
+	t.Helper()
+	g, _ := f.sim.Guest(vmid)
+	ps := pve.ParsePropString(g.Config["net0"])
+	mac, ok := ps.Get("virtio")
+	if !ok {
+		t.Fatalf("net0 has no MAC: %s", g.Config["net0"])
+	}
+	return mac
+}
+
+func TestDeleteShutsDownThenDestroys(t *testing.T) {
+	f := newFixture(t, pvesim.Options{})
+	cr := cloneVM("gone")
+	f.store(t, cr, true)
+	f.converge(t, cr, 20)
+	vmid, _ := vmidOf(meta.GetExternalName(cr))
+	now := metav1.Now()
+	cr.DeletionTimestamp = &now
+	ctx := context.Background()
+	for step := 0; step < 20; step++ {
+		e := f.external()
+		obs, err := e.Observe(ctx, cr)
+		if err != nil {
+			t.Fatalf("Observe: %v", err)
+		}
+		if !obs.ResourceExists {
+			break
+		}
+		if _, err := e.Delete(ctx, cr); err != nil {
+			t.Fatalf("Delete: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, ok := f.sim.Guest(vmid); ok {
+		t.Fatal("guest still exists")
+	}
+	for _, r := range []string{"ShuttingDown", "Deleting"} {
+		if !f.log.has(r) {
+			t.Errorf("no %s event", r)
+		}
+	}
+	if _, ok := f.sim.Guest(templateID); !ok {
+		t.Error("template deleted")
+	}
+}
