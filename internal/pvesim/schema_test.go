@@ -1,0 +1,125 @@
+package pvesim_test
+
+import (
+	"encoding/json"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/kubemox/provider-proxmox/internal/pvesim"
+)
+
+// schemaNode is the part of PVE's apidata tree the conformance test reads.
+type schemaNode struct {
+	Path     string                      `json:"path"`
+	Info     map[string]schemaMethodInfo `json:"info"`
+	Children []schemaNode                `json:"children"`
+}
+
+type schemaMethodInfo struct {
+	Parameters struct {
+		Properties map[string]schemaProperty `json:"properties"`
+	} `json:"parameters"`
+}
+
+type schemaProperty struct {
+	Type     string   `json:"type"`
+	Optional any      `json:"optional"`
+	Enum     []string `json:"enum"`
+}
+
+func (p schemaProperty) required() bool {
+	switch v := p.Optional.(type) {
+	case float64:
+		return v == 0
+	case bool:
+		return !v
+	case string:
+		return v == "0" || v == ""
+	}
+	return true
+}
+
+func loadSchema(t *testing.T) map[string]schemaNode {
+	t.Helper()
+	path := os.Getenv("PVE_API_SCHEMA")
+	if path == "" {
+		t.Skip("PVE_API_SCHEMA is not set: point it at the PVE apidata.json (make test does) to check the simulator's routes against PVE's schema")
+	}
+	b, err := os.ReadFile(path) //nolint:gosec // test input named by the environment
+	if err != nil {
+		t.Fatalf("read schema %s: %v", path, err)
+	}
+	var roots []schemaNode
+	if err := json.Unmarshal(b, &roots); err != nil {
+		t.Fatalf("parse schema: %v", err)
+	}
+	idx := map[string]schemaNode{}
+	var walk func([]schemaNode)
+	walk = func(ns []schemaNode) {
+		for _, n := range ns {
+			idx[n.Path] = n
+			walk(n.Children)
+		}
+	}
+	walk(roots)
+	return idx
+}
+
+// TestRouteSpecsMatchPVESchema checks every route and parameter the simulator declares
+// against PVE's own schema: the method exists, each parameter exists with the same type,
+// required-ness and enumeration.
+func TestRouteSpecsMatchPVESchema(t *testing.T) {
+	schema := loadSchema(t)
+	specs := pvesim.RouteSpecs()
+	if len(specs) == 0 {
+		t.Fatal("no routes declared")
+	}
+	checked := 0
+	for _, rs := range specs {
+		checked += len(rs.Params)
+		node, ok := schema[strings.ReplaceAll(rs.Path, "+}", "}")]
+		if !ok {
+			t.Errorf("%s %s: path not in the PVE schema", rs.Method, rs.Path)
+			continue
+		}
+		info, ok := node.Info[rs.Method]
+		if !ok {
+			t.Errorf("%s %s: method not in the PVE schema", rs.Method, rs.Path)
+			continue
+		}
+		for _, p := range rs.Params {
+			sp, ok := info.Parameters.Properties[p.SchemaName()]
+			if !ok {
+				t.Errorf("%s %s: parameter %q not in the PVE schema", rs.Method, rs.Path, p.SchemaName())
+				continue
+			}
+			if sp.Type != string(p.Type) {
+				t.Errorf("%s %s: parameter %q type %s, schema says %s", rs.Method, rs.Path, p.SchemaName(), p.Type, sp.Type)
+			}
+			if sp.required() != p.Required {
+				t.Errorf("%s %s: parameter %q required=%v, schema says %v", rs.Method, rs.Path, p.SchemaName(), p.Required, sp.required())
+			}
+			if !sameSet(sp.Enum, p.Enum) {
+				t.Errorf("%s %s: parameter %q enum %v, schema says %v", rs.Method, rs.Path, p.SchemaName(), p.Enum, sp.Enum)
+			}
+		}
+	}
+	t.Logf("checked %d routes and %d parameters against the PVE schema", len(specs), checked)
+}
+
+func sameSet(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	x, y := append([]string(nil), a...), append([]string(nil), b...)
+	sort.Strings(x)
+	sort.Strings(y)
+	for i := range x {
+		if x[i] != y[i] {
+			return false
+		}
+	}
+	return true
+}
