@@ -1,0 +1,452 @@
+package proxmox
+
+import (
+	"errors"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/event"
+
+	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
+	"github.com/kubemox/provider-proxmox/internal/pvesim"
+)
+
+const (
+	simUser     = "root@pam"
+	simPassword = "pw-Very-Secret-1"
+	simTokenID  = "root@pam!kubemox"
+	simSecret   = "tok-Very-Secret-1"
+)
+
+func startSim(t *testing.T, opts pvesim.Options) *pvesim.Server {
+	t.Helper()
+	srv, err := pvesim.Start(opts)
+	if err != nil {
+		t.Fatalf("pvesim.Start: %v", err)
+	}
+	t.Cleanup(srv.Close)
+	srv.AddUser(simUser, simPassword)
+	srv.AddToken(simTokenID, simSecret)
+	return srv
+}
+
+// wire observes every request that leaves a client: how many per
+// "METHOD /path", how many 401 answers, and the most in flight at once.
+type wire struct {
+	next         http.RoundTripper
+	mu           sync.Mutex
+	byEndpoint   map[string]int
+	unauthorized int
+	cur, maxCur  atomic.Int32
+}
+
+func (w *wire) RoundTrip(req *http.Request) (*http.Response, error) {
+	n := w.cur.Add(1)
+	for m := w.maxCur.Load(); n > m && !w.maxCur.CompareAndSwap(m, n); m = w.maxCur.Load() {
+	}
+	defer w.cur.Add(-1)
+	w.mu.Lock()
+	w.byEndpoint[req.Method+" "+strings.TrimPrefix(req.URL.Path, "/api2/json")]++
+	w.mu.Unlock()
+	resp, err := w.next.RoundTrip(req)
+	if err == nil && resp.StatusCode == http.StatusUnauthorized {
+		w.mu.Lock()
+		w.unauthorized++
+		w.mu.Unlock()
+	}
+	return resp, err
+}
+
+func (w *wire) count(endpoint string) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.byEndpoint[endpoint]
+}
+
+func (w *wire) total() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for _, v := range w.byEndpoint {
+		n += v
+	}
+	return n
+}
+
+func (w *wire) unauthorizedCount() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.unauthorized
+}
+
+// simClient builds a client for srv (password auth unless mod changes it)
+// and returns it with its wire observer.
+func simClient(t *testing.T, srv *pvesim.Server, mod func(*Config)) (*Client, *wire) {
+	t.Helper()
+	cfg := Config{Endpoint: srv.APIURL(), Username: simUser, Password: simPassword, CAPEM: srv.CAPEM()}
+	if mod != nil {
+		mod(&cfg)
+	}
+	w := &wire{byEndpoint: map[string]int{}}
+	c, err := newClient(cfg, func(rt http.RoundTripper) http.RoundTripper { w.next = rt; return w })
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(c.Retire)
+	return c, w
+}
+
+func useToken(cfg *Config) {
+	cfg.Username, cfg.Password, cfg.TokenID, cfg.Secret = "", "", simTokenID, simSecret
+}
+
+func TestSimVerify(t *testing.T) {
+	srv := startSim(t, pvesim.Options{AuthFailDelay: 3 * time.Second})
+	for name, mod := range map[string]func(*Config){"password": nil, "token": useToken} {
+		c, w := simClient(t, srv, mod)
+		v, err := c.Verify(t.Context())
+		if err != nil {
+			t.Fatalf("%s: Verify: %v", name, err)
+		}
+		if !strings.HasPrefix(v, "9.") {
+			t.Fatalf("%s: version %q", name, v)
+		}
+		// Logging in up front means no request ever pays pveproxy's 401 delay.
+		if got := w.unauthorizedCount(); got != 0 {
+			t.Fatalf("%s: %d answers were 401", name, got)
+		}
+	}
+	c := srv.Counters()
+	if c.ByCredential[simUser] == 0 || c.ByCredential[simTokenID] == 0 {
+		t.Fatalf("simulator did not see both credentials: %v", c.ByCredential)
+	}
+}
+
+func TestSimVerifyFailures(t *testing.T) {
+	srv := startSim(t, pvesim.Options{})
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closedAddr := closed.Addr().String()
+	_ = closed.Close()
+
+	cases := map[string]struct {
+		mod  func(*Config)
+		want FailureReason
+	}{
+		"wrong password": {func(c *Config) { c.Password = "wrong-Password-9" }, AuthenticationFailed},
+		"unknown user":   {func(c *Config) { c.Username = "nobody@pve" }, AuthenticationFailed},
+		"wrong secret":   {func(c *Config) { useToken(c); c.Secret = "wrong-Secret-9" }, AuthenticationFailed},
+		"unknown token":  {func(c *Config) { useToken(c); c.TokenID = "root@pam!other" }, AuthenticationFailed},
+		"unknown CA":     {func(c *Config) { c.CAPEM = nil }, TLSVerificationFailed},
+		"unknown CA tok": {func(c *Config) { useToken(c); c.CAPEM = nil }, TLSVerificationFailed},
+		"wrong host name": {func(c *Config) {
+			// The certificate names 127.0.0.1, localhost and ::1 only.
+			other := startSim(t, pvesim.Options{Listen: "127.0.0.2:0"})
+			c.Endpoint, c.CAPEM = other.APIURL(), other.CAPEM()
+		}, TLSVerificationFailed},
+		"closed port": {func(c *Config) { c.Endpoint = closedAddr }, EndpointUnreachable},
+	}
+	for name, tc := range cases {
+		c, _ := simClient(t, srv, tc.mod)
+		c.fastRetries()
+		_, err := c.Verify(t.Context())
+		if got := Classify(err); got != tc.want {
+			t.Errorf("%s: Classify(%v) = %q, want %q", name, err, got, tc.want)
+		}
+		for _, secret := range []string{simPassword, simSecret, "wrong-Password-9", "wrong-Secret-9"} {
+			if err != nil && strings.Contains(err.Error(), secret) {
+				t.Errorf("%s: error leaks a secret: %v", name, err)
+			}
+		}
+	}
+	for name, mod := range map[string]func(*Config){
+		"CA bundle": nil,
+		"insecure":  func(c *Config) { c.CAPEM, c.InsecureSkipVerify = nil, true },
+	} {
+		c, _ := simClient(t, srv, mod)
+		if _, err := c.Verify(t.Context()); err != nil {
+			t.Errorf("%s: Verify: %v", name, err)
+		}
+	}
+}
+
+func TestSimRetire(t *testing.T) {
+	srv := startSim(t, pvesim.Options{})
+	for name, mod := range map[string]func(*Config){"password": nil, "token": useToken} {
+		c, w := simClient(t, srv, mod)
+		if _, err := c.Verify(t.Context()); err != nil {
+			t.Fatalf("%s: Verify: %v", name, err)
+		}
+		before, simBefore := w.total(), sumCounts(srv.Counters().ByEndpoint)
+		c.Retire()
+		calls := map[string]error{
+			"Verify": func() error { _, err := c.Verify(t.Context()); return err }(),
+			"ClusterResources": func() error {
+				_, err := c.CachedClusterResources(t.Context(), 0)
+				return err
+			}(),
+			"POST": c.API().Post(t.Context(), "/pools", map[string]string{"poolid": "p"}, nil),
+			"GET":  c.API().Get(t.Context(), "/nodes", nil),
+		}
+		for call, err := range calls {
+			if !errors.Is(err, ErrClientRetired) {
+				t.Errorf("%s: %s after Retire: %v, want ErrClientRetired", name, call, err)
+			}
+		}
+		if got := w.total(); got != before {
+			t.Errorf("%s: %d requests left the client after Retire", name, got-before)
+		}
+		if got := sumCounts(srv.Counters().ByEndpoint); got != simBefore {
+			t.Errorf("%s: simulator counted %d requests after Retire", name, got-simBefore)
+		}
+	}
+}
+
+func sumCounts(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+// TestSimCacheRotation replaces a connection's client after a token rotation:
+// the old client is retired, a subscriber hears of it, and the simulator sees
+// only the new secret afterwards.
+func TestSimCacheRotation(t *testing.T) {
+	srv := startSim(t, pvesim.Options{})
+	cache := NewCache()
+	events := cache.Subscribe()
+
+	if _, err := cache.Get("lab"); !errors.Is(err, ErrNotReady) || !strings.Contains(err.Error(), `"lab"`) {
+		t.Fatalf("Get before Store: %v, want ErrNotReady naming the connection", err)
+	}
+	old, _ := simClient(t, srv, useToken)
+	cache.Store("lab", "gen1/rv1", old)
+	expectEvent(t, events, "lab")
+	if got, err := cache.Get("lab"); err != nil || got != old {
+		t.Fatalf("Get = %p, %v; want the stored client", got, err)
+	}
+
+	const rotated = "tok-Rotated-2"
+	srv.AddToken(simTokenID, rotated)
+	fresh, _ := simClient(t, srv, func(c *Config) { useToken(c); c.Secret = rotated })
+	cache.Store("lab", "gen1/rv2", fresh)
+	expectEvent(t, events, "lab")
+	if cache.Fingerprint("lab") != "gen1/rv2" {
+		t.Fatalf("Fingerprint = %q", cache.Fingerprint("lab"))
+	}
+	if !old.Retired() {
+		t.Fatal("the replaced client was not retired")
+	}
+	srv.ResetCounters()
+	cl, err := cache.Get("lab")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cl.Verify(t.Context()); err != nil {
+		t.Fatalf("Verify with the rotated secret: %v", err)
+	}
+	if _, err := old.Verify(t.Context()); !errors.Is(err, ErrClientRetired) {
+		t.Fatalf("old client after rotation: %v, want ErrClientRetired", err)
+	}
+	bySecret := srv.Counters().ByCredentialSecret
+	if bySecret[pvesim.CredentialFingerprint(simSecret)] != 0 || bySecret[pvesim.CredentialFingerprint(rotated)] == 0 {
+		t.Fatalf("requests by secret after rotation: %v", bySecret)
+	}
+
+	cache.Store("lab", "gen1/rv2", fresh) // same fingerprint: nothing to tell
+	select {
+	case ev := <-events:
+		t.Fatalf("unexpected event for an unchanged fingerprint: %v", ev.Object.GetName())
+	default:
+	}
+	cache.Remove("lab")
+	expectEvent(t, events, "lab")
+	if !fresh.Retired() {
+		t.Fatal("Remove did not retire the client")
+	}
+	if _, err := cache.Get("lab"); !errors.Is(err, ErrNotReady) {
+		t.Fatalf("Get after Remove: %v", err)
+	}
+}
+
+func expectEvent(t *testing.T, events <-chan event.GenericEvent, name string) {
+	t.Helper()
+	select {
+	case ev := <-events:
+		pc, ok := ev.Object.(*v1alpha1.ProxmoxConnection)
+		if !ok || pc.Name != name || pc.GroupVersionKind() != v1alpha1.ProxmoxConnectionGroupVersionKind {
+			t.Fatalf("event object %#v, want ProxmoxConnection %q", ev.Object, name)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("no event for %q", name)
+	}
+}
+
+func TestSimConcurrencyLimit(t *testing.T) {
+	srv := startSim(t, pvesim.Options{})
+	srv.SetFaults(pvesim.Faults{Rules: []pvesim.FaultRule{{PathPattern: "/nodes", Latency: 40 * time.Millisecond}}})
+	for name, mod := range map[string]func(*Config){
+		"password": func(c *Config) { c.MaxConcurrentRequests = 2 },
+		"token":    func(c *Config) { useToken(c); c.MaxConcurrentRequests = 2 },
+	} {
+		c, w := simClient(t, srv, mod)
+		var wg sync.WaitGroup
+		for range 10 {
+			wg.Go(func() {
+				if err := c.API().Get(t.Context(), "/nodes", nil); err != nil {
+					t.Errorf("%s: GET /nodes: %v", name, err)
+				}
+			})
+		}
+		wg.Wait()
+		if got := w.maxCur.Load(); got > 2 {
+			t.Errorf("%s: %d requests in flight at once, limit 2", name, got)
+		}
+		if got := w.count("GET /nodes"); got != 10 {
+			t.Errorf("%s: %d GET /nodes on the wire, want 10", name, got)
+		}
+		if name == "password" {
+			if got := w.count("POST /access/ticket"); got != 1 {
+				t.Errorf("10 concurrent first requests logged in %d times, want 1", got)
+			}
+		}
+	}
+}
+
+func TestSimRetries(t *testing.T) {
+	srv := startSim(t, pvesim.Options{})
+	srv.SetFaults(pvesim.Faults{Rules: []pvesim.FaultRule{
+		{Method: http.MethodGet, PathPattern: "/cluster/resources", ErrorRate: 1, Status: 503, Message: "busy"},
+		{Method: http.MethodPost, PathPattern: "/pools", ErrorRate: 1, Status: 503, Message: "busy"},
+	}})
+	c, w := simClient(t, srv, nil)
+	c.fastRetries()
+	if _, err := c.ClusterResources(t.Context()); err == nil {
+		t.Fatal("GET succeeded through a 503 fault")
+	}
+	if err := c.API().Post(t.Context(), "/pools", map[string]string{"poolid": "p1"}, nil); err == nil {
+		t.Fatal("POST succeeded through a 503 fault")
+	}
+	if got := w.count("GET /cluster/resources"); got != 3 {
+		t.Errorf("GET attempts = %d, want 3", got)
+	}
+	if got := w.count("POST /pools"); got != 1 {
+		t.Errorf("POST attempts = %d, want 1", got)
+	}
+}
+
+// TestSimTicketRenewedBeforeExpiry: with TicketRenewAfter below the
+// server's ticket lifetime, requests never meet an expired ticket.
+// PVE tickets carry their issue time in whole seconds, so lifetimes here are
+// a few seconds.
+func TestSimTicketRenewedBeforeExpiry(t *testing.T) {
+	t.Parallel()
+	srv := startSim(t, pvesim.Options{TicketLifetime: 2 * time.Second})
+	c, w := simClient(t, srv, func(c *Config) { c.TicketRenewAfter = 500 * time.Millisecond })
+	deadline := time.Now().Add(3 * time.Second)
+	for i := 0; time.Now().Before(deadline); i++ {
+		if err := c.API().Get(t.Context(), "/nodes", nil); err != nil {
+			t.Fatalf("GET %d: %v", i, err)
+		}
+		if err := c.API().Post(t.Context(), "/pools", map[string]string{"poolid": "p" + strings.Repeat("x", i)}, nil); err != nil {
+			t.Fatalf("POST %d: %v", i, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if got := w.count("POST /access/ticket"); got < 3 {
+		t.Errorf("%d logins in 3 s with renewal every 0.5 s, want several", got)
+	}
+	if got := w.unauthorizedCount(); got != 0 {
+		t.Errorf("%d requests met an expired ticket", got)
+	}
+}
+
+// TestSimWriteAfterTicketExpiry: a ticket that expires before the client
+// renews it (here the server's lifetime is far shorter than the 1 h default)
+// costs one 401, then the write is replayed once with a new ticket and
+// applied exactly once.
+func TestSimWriteAfterTicketExpiry(t *testing.T) {
+	t.Parallel()
+	srv := startSim(t, pvesim.Options{TicketLifetime: 2 * time.Second})
+	c, w := simClient(t, srv, nil)
+	if _, err := c.Verify(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3100 * time.Millisecond)
+	if err := c.API().Post(t.Context(), "/pools", map[string]string{"poolid": "after-expiry"}, nil); err != nil {
+		t.Fatalf("write after the ticket expired: %v", err)
+	}
+	if got := w.count("POST /pools"); got != 2 {
+		t.Errorf("POST /pools sent %d times, want 2 (rejected with 401, then replayed)", got)
+	}
+	if got := srv.Counters().ByEndpoint["POST /pools"]; got != 1 {
+		t.Errorf("simulator handled POST /pools %d times, want 1", got)
+	}
+	var pools []map[string]any
+	if err := c.API().Get(t.Context(), "/pools", &pools); err != nil {
+		t.Fatal(err)
+	}
+	if len(pools) != 1 {
+		t.Errorf("pools after the replayed write: %v, want exactly one", pools)
+	}
+}
+
+func TestSimCachedClusterResources(t *testing.T) {
+	srv := startSim(t, pvesim.Options{})
+	if err := srv.AddTemplate("pve", 9000, "tmpl"); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.AddGuest(pvesim.GuestSeed{Node: "pve", VMID: 100, Running: true, Config: map[string]string{"name": "web", "tags": "a;b"}}); err != nil {
+		t.Fatal(err)
+	}
+	srv.SetFaults(pvesim.Faults{Rules: []pvesim.FaultRule{{PathPattern: "/cluster/resources", Latency: 100 * time.Millisecond}}})
+	c, w := simClient(t, srv, useToken)
+
+	results := make([][]Resource, 20)
+	var wg sync.WaitGroup
+	for i := range results {
+		wg.Go(func() {
+			rs, err := c.CachedClusterResources(t.Context(), time.Minute)
+			if err != nil {
+				t.Errorf("caller %d: %v", i, err)
+			}
+			results[i] = rs
+		})
+	}
+	wg.Wait()
+	if got := w.count("GET /cluster/resources"); got != 1 {
+		t.Fatalf("20 concurrent callers made %d requests, want 1", got)
+	}
+	byID := map[int]Resource{}
+	for _, r := range results[0] {
+		byID[r.VMID] = r
+	}
+	if tm := byID[9000]; !tm.Template || tm.Type != "qemu" || tm.Node != "pve" || tm.ID != "qemu/9000" {
+		t.Errorf("template row: %+v", tm)
+	}
+	if vm := byID[100]; vm.Template || vm.Name != "web" || vm.Status != "running" || len(vm.TagList()) != 2 {
+		t.Errorf("guest row: %+v", vm)
+	}
+	results[1][0].Name = "mutated"
+	if again, _ := c.CachedClusterResources(t.Context(), time.Minute); again[0].Name == "mutated" {
+		t.Error("callers share one slice: a caller's change leaked into the cache")
+	}
+	if got := w.count("GET /cluster/resources"); got != 1 {
+		t.Fatalf("a read within maxAge went to the server (%d requests)", got)
+	}
+	if _, err := c.CachedClusterResources(t.Context(), 0); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.count("GET /cluster/resources"); got != 2 {
+		t.Fatalf("maxAge 0 did not read again (%d requests)", got)
+	}
+}
