@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/url"
@@ -159,3 +160,10 @@ func eventually(t *testing.T, what string, cond func() bool) {
 }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+var errNilTask = errors.New("nil task")
+
+// nodeRef is a handle on node "pve" without a request.
+func nodeRef(c *proxmox.Client) *proxmox.Node { return c.NodeRef("pve") }
+
+func asAPIError(err error, target **proxmox.APIError) bool { return errors.As(err, target) }

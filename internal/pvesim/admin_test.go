@@ -1,0 +1,162 @@
+package pvesim_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	proxmox "github.com/luthermonson/go-proxmox"
+
+	"github.com/kubemox/provider-proxmox/internal/pvesim"
+)
+
+// adminCall calls the /_sim/ API, which needs no PVE credentials.
+func adminCall(t *testing.T, sim *pvesim.Server, method, path, body string) rawResponse {
+	t.Helper()
+	req, err := http.NewRequestWithContext(testCtx(t), method, sim.URL()+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := httpClientFor(t, sim).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	out := rawResponse{Status: res.StatusCode, Body: map[string]json.RawMessage{}}
+	_ = json.NewDecoder(res.Body).Decode(&out.Body)
+	return out
+}
+
+func TestHoldResponseAppliesThenHolds(t *testing.T) {
+	sim := startSim(t, pvesim.Options{})
+	_ = sim.AddGuest(pvesim.GuestSeed{Node: "pve", VMID: 100})
+	c := tokenClient(t, sim)
+	hold := sim.HoldResponse(http.MethodPost, "/nodes/*/qemu/*/status/start")
+	done := make(chan error, 1)
+	go func() {
+		task, err := nodeRef(c).VirtualMachineRef(100).Start(testCtx(t))
+		if err == nil && task == nil {
+			err = errNilTask
+		}
+		done <- err
+	}()
+	select {
+	case <-hold.Held():
+	case <-time.After(30 * time.Second):
+		t.Fatal("request was never held")
+	}
+	if g, _ := sim.Guest(100); g.Status != "running" {
+		t.Fatalf("a held request is already applied: %s", g.Status)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("response must be held, got %v", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	hold.Release()
+	if err := <-done; err != nil {
+		t.Fatalf("released response: %v", err)
+	}
+}
+
+func TestDropAfterApplyClosesTheConnection(t *testing.T) {
+	sim := startSim(t, pvesim.Options{})
+	_ = sim.AddGuest(pvesim.GuestSeed{Node: "pve", VMID: 100, Config: map[string]string{"name": "a"}})
+	sim.DropAfterApply(http.MethodPut, "/nodes/pve/qemu/100/config")
+	err := nodeRef(tokenClient(t, sim)).VirtualMachineRef(100).ConfigSync(testCtx(t), proxmox.VirtualMachineOption{Name: "name", Value: "b"})
+	if err == nil {
+		t.Fatal("want a transport error")
+	}
+	var ae *proxmox.APIError
+	if asAPIError(err, &ae) {
+		t.Fatalf("want no HTTP answer, got %v", err)
+	}
+	if g, _ := sim.Guest(100); g.Config["name"] != "b" {
+		t.Fatalf("dropped request must still be applied: %v", g.Config)
+	}
+}
+
+func TestFaultRules(t *testing.T) {
+	sim := startSim(t, pvesim.Options{})
+	_ = sim.AddTemplate("pve", 9000, "t")
+	c := tokenClient(t, sim)
+	res := adminCall(t, sim, http.MethodPut, "/_sim/faults", `{"rules":[
+		{"method":"GET","pathPattern":"/version","errorRate":1,"status":503,"message":"maintenance"},
+		{"method":"POST","pathPattern":"^/nodes/[^/]+/qemu/9000/clone$","taskFailureRate":1,"taskFailureMessage":"clone failed: disk error"}]}`)
+	if res.Status != 200 {
+		t.Fatalf("set faults: %d", res.Status)
+	}
+	_, err := c.Version(testCtx(t))
+	if ae := apiErr(t, err); ae.StatusCode != 503 || ae.Message != "maintenance" {
+		t.Fatalf("error fault: %v", err)
+	}
+	_, task, err := nodeRef(c).VirtualMachineRef(9000).Clone(testCtx(t), &proxmox.VirtualMachineCloneOptions{NewID: 101})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantTaskFailure(t, c, task, "clone failed: disk error")
+	if _, ok := sim.Guest(101); ok {
+		t.Fatal("a failed clone removes its config")
+	}
+	sim.SetFaults(pvesim.Faults{})
+	if _, err := c.Version(testCtx(t)); err != nil {
+		t.Fatalf("after clearing faults: %v", err)
+	}
+}
+
+func TestAdminIdentitiesGuestsStateAndReset(t *testing.T) {
+	sim := startSim(t, pvesim.Options{})
+	_ = sim.AddTemplate("pve", 9000, "t")
+	sim.SaveBaseline()
+	c := tokenClient(t, sim)
+	if _, err := c.Version(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if res := adminCall(t, sim, http.MethodPut, "/_sim/tokens", `{"tokenid":"root@pam!kubemox","secret":"rotated"}`); res.Status != 200 {
+		t.Fatalf("rotate: %d", res.Status)
+	}
+	if _, err := c.Version(testCtx(t)); !proxmox.IsNotAuthorized(err) {
+		t.Fatalf("old secret must fail after rotation: %v", err)
+	}
+	rotated := proxmox.NewClient(sim.APIURL(), proxmox.WithHTTPClient(httpClientFor(t, sim)), proxmox.WithAPIToken(testTokenID, "rotated"))
+	if _, err := rotated.Version(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	cs := sim.Counters().ByCredentialSecret
+	if cs[pvesim.CredentialFingerprint(testSecret)] != 1 || cs[pvesim.CredentialFingerprint("rotated")] != 1 {
+		t.Fatalf("per-secret counters: %v", cs)
+	}
+	if res := adminCall(t, sim, http.MethodPut, "/_sim/users", `{"userid":"ops@pve","password":"pw"}`); res.Status != 200 {
+		t.Fatalf("add user: %d", res.Status)
+	}
+	res := adminCall(t, sim, http.MethodPost, "/_sim/guests", `{"kind":"qemu","node":"pve","vmid":500,"config":{"name":"seeded","scsi0":"local-lvm:2"},"running":true}`)
+	if res.Status != 200 {
+		t.Fatalf("seed: %d %s", res.Status, res.Body["message"])
+	}
+	res = adminCall(t, sim, http.MethodPost, "/_sim/guests", `{"action":"drift","vmid":500,"config":{"name":"drifted","cores":"8"},"status":"stopped"}`)
+	if res.Status != 200 {
+		t.Fatalf("drift: %d", res.Status)
+	}
+	if g, _ := sim.Guest(500); g.Config["name"] != "drifted" || g.Config["cores"] != "8" || g.Status != "stopped" {
+		t.Fatalf("after drift: %+v", g)
+	}
+	var state struct {
+		Guests   []pvesim.GuestView `json:"guests"`
+		Counters pvesim.Counters    `json:"counters"`
+	}
+	res = adminCall(t, sim, http.MethodGet, "/_sim/state", "")
+	if err := json.Unmarshal(res.Body["data"], &state); err != nil || len(state.Guests) != 2 || state.Counters.ByEndpoint["GET /version"] == 0 {
+		t.Fatalf("state: %v %+v", err, state)
+	}
+	if res := adminCall(t, sim, http.MethodPost, "/_sim/reset", ""); res.Status != 200 {
+		t.Fatalf("reset: %d", res.Status)
+	}
+	if gs := sim.Guests(); len(gs) != 1 || gs[0].VMID != 9000 {
+		t.Fatalf("reset restores the baseline: %+v", gs)
+	}
+	if res := adminCall(t, sim, http.MethodGet, "/_sim/nothing", ""); res.Status != 404 {
+		t.Fatalf("unknown admin path: %d", res.Status)
+	}
+}
