@@ -1,0 +1,271 @@
+package pvesim_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	proxmox "github.com/luthermonson/go-proxmox"
+
+	"github.com/kubemox/provider-proxmox/internal/pvesim"
+)
+
+const debianTemplate = "local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst"
+
+func ctOpt(name string, value any) proxmox.ContainerOption {
+	return proxmox.ContainerOption{Name: name, Value: value}
+}
+
+// rawConfig reads a container config as a map, the way the provider reads configs.
+func rawConfig(ctx context.Context, t *testing.T, c *proxmox.Client, node string, vmid int, query string) map[string]any {
+	t.Helper()
+	var cfg map[string]any
+	if err := c.Get(ctx, fmt.Sprintf("/nodes/%s/lxc/%d/config%s", node, vmid, query), &cfg); err != nil {
+		t.Fatalf("config %d: %v", vmid, err)
+	}
+	return cfg
+}
+
+func mustWait(t *testing.T, c *proxmox.Client, what string, task *proxmox.Task, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	if err := waitTask(t, c, task); err != nil {
+		t.Fatalf("%s task: %v", what, err)
+	}
+}
+
+func TestLXCLifecycleWithGoProxmox(t *testing.T) {
+	sim := startSim(t, pvesim.Options{TaskDurations: map[string]time.Duration{"vztemplate": 150 * time.Millisecond}})
+	if err := sim.AddVolume("pve", debianTemplate); err != nil {
+		t.Fatal(err)
+	}
+	ctx := testCtx(t)
+	c := tokenClient(t, sim)
+	node, err := c.Node(ctx, "pve")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	task, err := node.NewContainer(ctx, 0, ctOpt("ostemplate", debianTemplate), ctOpt("rootfs", "local-lvm:8"),
+		ctOpt("hostname", "ct1"), ctOpt("memory", 1024), ctOpt("cores", 2), ctOpt("password", "s3cret-pass"),
+		ctOpt("net0", "name=eth0,bridge=vmbr0,ip=dhcp"))
+	mustWait(t, c, "create", task, err)
+
+	ct, err := node.Container(ctx, 100)
+	if err != nil {
+		t.Fatalf("container handle: %v", err)
+	}
+	cc := ct.ContainerConfig
+	if cc.Memory == nil || *cc.Memory != 1024 || cc.Cores != 2 || cc.Hostname != "ct1" || cc.RootFS != "local-lvm:vm-100-disk-0,size=8G" {
+		t.Fatalf("config after create: %+v", cc)
+	}
+	raw := rawConfig(ctx, t, c, "pve", 100, "")
+	if _, leaked := raw["password"]; leaked {
+		t.Fatal("password must never be echoed back")
+	}
+	if _, isNum := raw["memory"].(float64); !isNum {
+		t.Fatalf("LXC memory must be a JSON number, got %T", raw["memory"])
+	}
+	if net0, _ := raw["net0"].(string); !strings.HasPrefix(net0, "name=eth0,") || !strings.Contains(net0, "hwaddr=BC:24:11:") {
+		t.Fatalf("net0 %q", net0)
+	}
+
+	// PUT config is synchronous: go-proxmox hands back a nil task.
+	cfgTask, err := ct.Config(ctx, ctOpt("description", "managed"))
+	if err != nil || cfgTask != nil {
+		t.Fatalf("config PUT: task %v err %v", cfgTask, err)
+	}
+
+	task, err = ct.Start(ctx)
+	mustWait(t, c, "start", task, err)
+	if _, err := ct.Start(ctx); err == nil || !strings.Contains(err.Error(), "CT 100 already running") {
+		t.Fatalf("second start: %v", err)
+	}
+
+	// On a running container a non-hotpluggable key waits in pending; memory applies at once.
+	if _, err := ct.Config(ctx, ctOpt("features", "nesting=1"), ctOpt("memory", 2048)); err != nil {
+		t.Fatal(err)
+	}
+	pending, err := ct.Pending(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hasPending(pending, "features", "nesting=1") {
+		t.Fatalf("features must be pending on a running CT: %+v", pending)
+	}
+	if cur := rawConfig(ctx, t, c, "pve", 100, "?current=1"); cur["features"] != nil || cur["memory"] != float64(2048) {
+		t.Fatalf("current config: %v", cur)
+	}
+
+	ifaces, err := ct.Interfaces(ctx)
+	if err != nil || len(ifaces) != 2 || ifaces[0].Name != "lo" || ifaces[1].Name != "eth0" || ifaces[1].Inet == "" {
+		t.Fatalf("interfaces: %v %+v", err, ifaces)
+	}
+
+	task, err = ct.Reboot(ctx)
+	mustWait(t, c, "reboot", task, err)
+	if cur := rawConfig(ctx, t, c, "pve", 100, "?current=1"); cur["features"] != "nesting=1" {
+		t.Fatalf("reboot must apply pending: %v", cur)
+	}
+
+	if _, err := node.ContainerRef(100).Delete(ctx, nil); err == nil || !strings.Contains(err.Error(), "container is running") {
+		t.Fatalf("delete of running CT: %v", err)
+	}
+	task, err = ct.Shutdown(ctx, true, 30)
+	mustWait(t, c, "shutdown", task, err)
+	if _, err := ct.Interfaces(ctx); err == nil {
+		t.Fatal("interfaces of a stopped CT must fail")
+	}
+
+	task, err = ct.Resize(ctx, "rootfs", "+2G")
+	mustWait(t, c, "grow", task, err)
+	if rf := rawConfig(ctx, t, c, "pve", 100, "")["rootfs"]; rf != "local-lvm:vm-100-disk-0,size=10G" {
+		t.Fatalf("rootfs after grow: %v", rf)
+	}
+	task, err = ct.Resize(ctx, "rootfs", "4G")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := waitTask(t, c, task); !proxmox.IsTaskFailed(err) || !strings.Contains(err.Error(), "unable to shrink disk size") {
+		t.Fatalf("shrink must fail as a task: %v", err)
+	}
+
+	task, err = ct.NewSnapshot(ctx, "before")
+	mustWait(t, c, "snapshot", task, err)
+	snaps, err := ct.Snapshots(ctx)
+	if err != nil || len(snaps) != 2 || snaps[0].Name != "before" || snaps[1].Name != "current" || snaps[1].Parent != "before" {
+		t.Fatalf("snapshots: %v %+v", err, snaps)
+	}
+	if err := ct.Template(ctx); err == nil || !strings.Contains(err.Error(), "contains snapshots") {
+		t.Fatalf("template with snapshots: %v", err)
+	}
+	task, err = ct.Snapshot("before").Delete(ctx)
+	mustWait(t, c, "delete snapshot", task, err)
+
+	newid, task, err := ct.Clone(ctx, &proxmox.ContainerCloneOptions{Hostname: "ct2"})
+	mustWait(t, c, "clone", task, err)
+	clone := rawConfig(ctx, t, c, "pve", newid, "")
+	if newid != 101 || clone["hostname"] != "ct2" || clone["rootfs"] != "local-lvm:vm-101-disk-0,size=10G" || clone["lock"] != nil {
+		t.Fatalf("clone %d: %v", newid, clone)
+	}
+
+	// Template() returns no task: the worker runs on, so poll the config.
+	if err := ct.Template(ctx); err != nil {
+		t.Fatalf("template: %v", err)
+	}
+	eventually(t, "template: 1", func() bool {
+		return rawConfig(ctx, t, c, "pve", 100, "")["template"] == float64(1)
+	})
+	if err := ct.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if rf := rawConfig(ctx, t, c, "pve", 100, "")["rootfs"]; rf != "local-lvm:base-100-disk-0,size=10G" {
+		t.Fatalf("template rootfs: %v", rf)
+	}
+	if _, err := ct.Start(ctx); err == nil {
+		t.Fatal("a template must not start")
+	}
+
+	cl, err := c.Cluster(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := cl.Resources(ctx, "vm")
+	if err != nil || len(rs) != 2 || rs[0].Type != "lxc" || rs[0].ID != "lxc/100" || rs[0].Template != 1 {
+		t.Fatalf("cluster resources: %v %+v", err, rs)
+	}
+
+	for _, id := range []int{101, 100} {
+		task, err := node.ContainerRef(id).Delete(ctx, nil)
+		mustWait(t, c, "delete", task, err)
+	}
+	if _, err := node.Container(ctx, 100); !proxmox.IsNotFound(err) {
+		t.Fatalf("deleted CT must be not found: %v", err)
+	}
+	if g := sim.Guests(); len(g) != 0 {
+		t.Fatalf("guests left: %+v", g)
+	}
+}
+
+func hasPending(list []*proxmox.ContainerPending, key, value string) bool {
+	for _, p := range list {
+		if p.Key == key && fmt.Sprint(p.Pending) == value {
+			return true
+		}
+	}
+	return false
+}
+
+func TestLXCCreateLockAndErrors(t *testing.T) {
+	sim := startSim(t, pvesim.Options{TaskDurations: map[string]time.Duration{"vzcreate": 300 * time.Millisecond}})
+	if err := sim.AddVolume("pve", debianTemplate); err != nil {
+		t.Fatal(err)
+	}
+	h := tokenHeader()
+	res := rawCall(t, sim, http.MethodPost, "/nodes/pve/lxc", "application/x-www-form-urlencoded",
+		form("vmid", "200", "ostemplate", debianTemplate, "rootfs", "local-lvm:4", "unprivileged", "1"), h)
+	if res.Status != 200 {
+		t.Fatalf("create: %d %s", res.Status, res.Text)
+	}
+	g, ok := sim.Guest(200)
+	if !ok || g.Lock != "create" {
+		t.Fatalf("the VMID is reserved with lock create while vzcreate runs: %+v", g)
+	}
+	res = rawCall(t, sim, http.MethodPost, "/nodes/pve/lxc", "application/x-www-form-urlencoded",
+		form("vmid", "200", "ostemplate", debianTemplate), h)
+	if res.Status != 500 || res.message() != "CT 200 already exists on node 'pve'\n" {
+		t.Fatalf("taken VMID: %d %q", res.Status, res.message())
+	}
+	res = rawCall(t, sim, http.MethodPut, "/nodes/pve/lxc/200/config", "application/x-www-form-urlencoded", form("memory", "256"), h)
+	if res.Status != 500 || res.message() != "CT is locked (create)\n" {
+		t.Fatalf("locked config: %d %q", res.Status, res.message())
+	}
+	eventually(t, "create finished", func() bool { g, _ := sim.Guest(200); return g.Lock == "" })
+
+	res = rawCall(t, sim, http.MethodPost, "/nodes/pve/lxc", "application/x-www-form-urlencoded",
+		form("vmid", "201", "ostemplate", "local:vztmpl/missing.tar.zst"), h)
+	if res.Status != 500 || !strings.Contains(res.message(), "can't find file 'local:vztmpl/missing.tar.zst'") {
+		t.Fatalf("missing template: %d %q", res.Status, res.message())
+	}
+	res = rawCall(t, sim, http.MethodPost, "/nodes/pve/lxc", "application/x-www-form-urlencoded",
+		form("vmid", "201", "ostemplate", debianTemplate), h)
+	if res.Status != 400 || !strings.Contains(res.errors()["storage"], "does not support container directories") {
+		t.Fatalf("default storage 'local' holds no rootdir: %d %s", res.Status, res.Text)
+	}
+	res = rawCall(t, sim, http.MethodPost, "/nodes/pve/lxc", "application/x-www-form-urlencoded",
+		form("vmid", "201", "ostemplate", debianTemplate, "storage", "local-lvm", "pool", "nope"), h)
+	if res.Status != 500 || res.message() != "pool 'nope' does not exist\n" {
+		t.Fatalf("unknown pool: %d %q", res.Status, res.message())
+	}
+	if _, ok := sim.Guest(201); ok {
+		t.Fatal("a refused create must not reserve the VMID")
+	}
+
+	res = rawCall(t, sim, http.MethodGet, "/nodes/pve/lxc/200/status/current", "", "", h)
+	if res.Status != 200 || strings.Contains(res.Text, `"template"`) {
+		t.Fatalf("status/current of a non-template must omit template: %s", res.Text)
+	}
+	res = rawCall(t, sim, http.MethodPost, "/nodes/pve/lxc/200/template", "", "", h)
+	if res.Status != 200 || string(res.Body["data"]) != "null" {
+		t.Fatalf("template answers null: %d %s", res.Status, res.Text)
+	}
+	res = rawCall(t, sim, http.MethodPut, "/nodes/pve/lxc/200/config", "application/x-www-form-urlencoded",
+		form("digest", "0000", "memory", "256"), h)
+	if res.Status != 500 || !strings.Contains(res.message(), "detected modified configuration") {
+		t.Fatalf("digest mismatch: %d %q", res.Status, res.message())
+	}
+	res = rawCall(t, sim, http.MethodPut, "/nodes/pve/lxc/200/config", "application/x-www-form-urlencoded",
+		form("protection", "1"), h)
+	if res.Status != 200 {
+		t.Fatalf("protection: %d %s", res.Status, res.Text)
+	}
+	res = rawCall(t, sim, http.MethodDelete, "/nodes/pve/lxc/200", "", "", h)
+	if res.Status != 500 || res.message() != "can't remove CT 200 - protection mode enabled\n" {
+		t.Fatalf("protected delete: %d %q", res.Status, res.message())
+	}
+}

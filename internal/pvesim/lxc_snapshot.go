@@ -1,0 +1,293 @@
+package pvesim
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Container snapshots, template conversion and interfaces.
+
+func lxcSnapshot(g *guest, name string) *snapshot {
+	for _, sn := range g.Snapshots {
+		if sn.Name == name {
+			return sn
+		}
+	}
+	return nil
+}
+
+func handleLXCSnapshotList(s *Server, r *request) (any, error) {
+	g, err := s.lxcGuest(r)
+	if err != nil {
+		return nil, err
+	}
+	out := []map[string]any{}
+	for _, sn := range g.Snapshots {
+		e := map[string]any{"name": sn.Name, "description": sn.Description, "snaptime": sn.SnapTime}
+		if sn.Parent != "" {
+			e["parent"] = sn.Parent
+		}
+		out = append(out, e)
+	}
+	cur := map[string]any{"name": "current", "description": "You are here!", "running": boolNum(g.running()), "digest": g.digest()}
+	if p := g.Config["parent"]; p != "" {
+		cur["parent"] = p
+	}
+	return append(out, cur), nil
+}
+
+func handleLXCSnapshotCreate(s *Server, r *request) (any, error) {
+	g, err := s.lxcGuest(r)
+	if err != nil {
+		return nil, err
+	}
+	name := r.str("snapname")
+	if name == "current" || strings.EqualFold(name, "pending") {
+		return nil, errInternal("unable to use snapshot name '%s' (reserved name)", name)
+	}
+	if lxcSnapshot(g, name) != nil {
+		return nil, errInternal("snapshot name '%s' already used", name)
+	}
+	if err := lxcCheckLock(g, r); err != nil {
+		return nil, err
+	}
+	desc := r.str("description")
+	return s.startTask(r, taskDef{Type: "vzsnapshot", ID: strconv.Itoa(g.VMID), Node: g.Node,
+		Begin: func(*task) error { g.Config["lock"] = "snapshot"; s.touch(g); return nil },
+		Finish: func(*task) error {
+			delete(g.Config, "lock")
+			cfg := copyMap(g.Config)
+			delete(cfg, "parent")
+			g.Snapshots = append(g.Snapshots, &snapshot{Name: name, Description: desc, SnapTime: time.Now().Unix(),
+				Parent: g.Config["parent"], Config: cfg})
+			g.Config["parent"] = name
+			s.touch(g)
+			return nil
+		},
+		OnFail: func() { delete(g.Config, "lock") },
+	}), nil
+}
+
+func handleLXCSnapshotDelete(s *Server, r *request) (any, error) {
+	g, err := s.lxcGuest(r)
+	if err != nil {
+		return nil, err
+	}
+	name := r.str("snapname")
+	if lxcSnapshot(g, name) == nil {
+		return nil, errInternal("snapshot '%s' does not exist", name)
+	}
+	if err := lxcCheckLock(g, r); err != nil {
+		return nil, err
+	}
+	return s.startTask(r, taskDef{Type: "vzdelsnapshot", ID: strconv.Itoa(g.VMID), Node: g.Node,
+		Begin: func(*task) error { g.Config["lock"] = "snapshot-delete"; return nil },
+		Finish: func(*task) error {
+			delete(g.Config, "lock")
+			lxcRemoveSnapshot(g, name)
+			s.touch(g)
+			return nil
+		},
+		OnFail: func() { delete(g.Config, "lock") },
+	}), nil
+}
+
+// lxcRemoveSnapshot drops a snapshot and re-parents its children.
+func lxcRemoveSnapshot(g *guest, name string) {
+	sn := lxcSnapshot(g, name)
+	if sn == nil {
+		return
+	}
+	kept := g.Snapshots[:0]
+	for _, o := range g.Snapshots {
+		if o.Name == name {
+			continue
+		}
+		if o.Parent == name {
+			o.Parent = sn.Parent
+		}
+		kept = append(kept, o)
+	}
+	g.Snapshots = kept
+	if g.Config["parent"] == name {
+		if sn.Parent == "" {
+			delete(g.Config, "parent")
+		} else {
+			g.Config["parent"] = sn.Parent
+		}
+	}
+}
+
+func handleLXCRollback(s *Server, r *request) (any, error) {
+	g, err := s.lxcGuest(r)
+	if err != nil {
+		return nil, err
+	}
+	name := r.str("snapname")
+	if lxcSnapshot(g, name) == nil {
+		return nil, errInternal("snapshot '%s' does not exist", name)
+	}
+	if err := lxcCheckLock(g, r); err != nil {
+		return nil, err
+	}
+	start := r.bool("start")
+	return s.startTask(r, taskDef{Type: "vzrollback", ID: strconv.Itoa(g.VMID), Node: g.Node,
+		Finish: func(*task) error {
+			sn := lxcSnapshot(g, name)
+			if sn == nil {
+				return fmt.Errorf("snapshot '%s' does not exist", name)
+			}
+			if g.running() {
+				s.setStatus(g, StatusStopped)
+			}
+			g.Config = copyMap(sn.Config)
+			g.Config["parent"] = name
+			g.Pending, g.PendingDelete = map[string]string{}, map[string]bool{}
+			if start {
+				s.setStatus(g, StatusRunning)
+			}
+			s.touch(g)
+			return nil
+		}}), nil
+}
+
+func handleLXCSnapshotConfigGet(s *Server, r *request) (any, error) {
+	g, err := s.lxcGuest(r)
+	if err != nil {
+		return nil, err
+	}
+	sn := lxcSnapshot(g, r.str("snapname"))
+	if sn == nil {
+		return nil, errInternal("snapshot '%s' does not exist", r.str("snapname"))
+	}
+	out := lxcConfigData(sn.Config, g.digest())
+	delete(out, "digest")
+	out["snaptime"] = sn.SnapTime
+	if sn.Description != "" {
+		out["description"] = sn.Description
+	}
+	if sn.Parent != "" {
+		out["parent"] = sn.Parent
+	}
+	return out, nil
+}
+
+func handleLXCSnapshotConfigPut(s *Server, r *request) (any, error) {
+	g, err := s.lxcGuest(r)
+	if err != nil {
+		return nil, err
+	}
+	sn := lxcSnapshot(g, r.str("snapname"))
+	if sn == nil {
+		return nil, errInternal("snapshot '%s' does not exist", r.str("snapname"))
+	}
+	if r.has("description") {
+		sn.Description = r.str("description")
+	}
+	s.markDirty()
+	return nil, nil
+}
+
+// handleLXCTemplate forks a vztemplate worker but answers null, as pve-container does: the
+// client never sees the UPID and has to poll the config for template: 1.
+func handleLXCTemplate(s *Server, r *request) (any, error) {
+	g, err := s.lxcGuest(r)
+	if err != nil {
+		return nil, err
+	}
+	if g.isTemplate() {
+		return nil, errInternal("you can't convert a template to a template")
+	}
+	if err := lxcCheckLock(g, r); err != nil {
+		return nil, err
+	}
+	if g.running() {
+		return nil, errInternal("you can't convert a CT to template if the CT is running")
+	}
+	if len(g.Snapshots) > 0 {
+		return nil, errInternal("unable to create template, because CT contains snapshots")
+	}
+	s.startTask(r, taskDef{Type: "vztemplate", ID: strconv.Itoa(g.VMID), Node: g.Node,
+		Begin: func(*task) error { g.Config["lock"] = "disk"; return nil },
+		Finish: func(*task) error {
+			delete(g.Config, "lock")
+			s.makeTemplate(g)
+			s.touch(g)
+			return nil
+		},
+		OnFail: func() { delete(g.Config, "lock") },
+	})
+	return nil, nil
+}
+
+// handleLXCInterfaces lists a running container's interfaces, loopback first.
+func handleLXCInterfaces(s *Server, r *request) (any, error) {
+	g, err := s.lxcGuest(r)
+	if err != nil {
+		return nil, err
+	}
+	if !g.running() {
+		return nil, errInternal("CT %d is not running", g.VMID)
+	}
+	out := []map[string]any{lxcInterface("lo", "00:00:00:00:00:00", "127.0.0.1/8", "::1/128")}
+	for _, k := range sortedKeys(g.Config) {
+		base, idx, ok := splitIndexed(k)
+		if !ok || base != "net" {
+			continue
+		}
+		m, err := parsePropertyString(lxcNetFormat, g.Config[k])
+		if err != nil {
+			continue
+		}
+		name := m["name"]
+		if name == "" {
+			name = "eth" + strconv.Itoa(idx)
+		}
+		out = append(out, lxcInterface(name, m["hwaddr"], lxcIPv4(m["ip"], g.VMID, idx), lxcIPv6(m["ip6"], g.VMID, idx)))
+	}
+	return out, nil
+}
+
+func lxcInterface(name, hw, inet, inet6 string) map[string]any {
+	addrs := []map[string]any{}
+	add := func(cidr, typ string) {
+		if cidr == "" {
+			return
+		}
+		ip, prefix, _ := strings.Cut(cidr, "/")
+		addrs = append(addrs, map[string]any{"ip-address": ip, "ip-address-type": typ, "prefix": atoiDefault(prefix, 0)})
+	}
+	add(inet, "inet")
+	add(inet6, "inet6")
+	m := map[string]any{"name": name, "hwaddr": hw, "hardware-address": hw, "ip-addresses": addrs}
+	if inet != "" {
+		m["inet"] = inet
+	}
+	if inet6 != "" {
+		m["inet6"] = inet6
+	}
+	return m
+}
+
+// lxcIPv4 is the configured static address, or a deterministic lease for dhcp.
+func lxcIPv4(ip string, vmid, idx int) string {
+	switch ip {
+	case "", "manual":
+		return ""
+	case "dhcp":
+		return fmt.Sprintf("10.%d.%d.%d/24", 10+idx, (vmid>>8)&0xff, vmid&0xff|1)
+	}
+	return ip
+}
+
+func lxcIPv6(ip string, vmid, idx int) string {
+	switch ip {
+	case "", "manual":
+		return fmt.Sprintf("fe80::be24:11ff:fe%02x:%02x%02x/64", (vmid>>8)&0xff, vmid&0xff, idx)
+	case "dhcp", "auto":
+		return fmt.Sprintf("fd00:%x::%x/64", idx, vmid)
+	}
+	return ip
+}

@@ -1,0 +1,497 @@
+package pvesim
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Storage status, content, download-url and OCI pulls as pve-storage serves them.
+
+func init() { addRouteTable(registerStorageRoutes) }
+
+var storageContentEnum = []string{"iso", "vztmpl", "import"}
+
+const reStorageID = `[a-zA-Z][a-zA-Z0-9\-_.]*[a-zA-Z0-9]`
+
+func pStorageID() ParamSpec { return pString("storage").req().pattern(reStorageID) }
+
+func registerStorageRoutes(r *router) {
+	ns := func(extra ...ParamSpec) []ParamSpec { return append([]ParamSpec{pNode(), pStorageID()}, extra...) }
+	base := "/nodes/{node}/storage"
+	optStorage := pString("storage").pattern(reStorageID)
+	r.handle(RouteSpec{Method: http.MethodGet, Path: base, Params: []ParamSpec{
+		pNode(), pString("content"), pBool("enabled"), pBool("format"), optStorage, lxcOptionalNode("target"),
+	}}, handleStorageIndex)
+	r.handle(RouteSpec{Method: http.MethodGet, Path: base + "/{storage}/status", Params: ns()}, handleStorageStatus)
+	r.handle(RouteSpec{Method: http.MethodGet, Path: base + "/{storage}/content", Params: ns(
+		pString("content"), pInt("vmid").min(100).max(999999999),
+	)}, handleStorageContent)
+	r.handle(RouteSpec{Method: http.MethodGet, Path: base + "/{storage}/content/{volume+}", Params: []ParamSpec{
+		pNode(), optStorage, pString("volume").req(),
+	}}, handleVolumeInfo)
+	r.handle(RouteSpec{Method: http.MethodDelete, Path: base + "/{storage}/content/{volume+}", Params: []ParamSpec{
+		pNode(), optStorage, pString("volume").req(), pInt("delay").min(1).max(30),
+	}}, handleVolumeDelete)
+	r.handle(RouteSpec{Method: http.MethodPost, Path: base + "/{storage}/download-url", Params: ns(
+		ParamSpec{Name: "content", Type: TypeString, Required: true, Enum: storageContentEnum},
+		pString("filename").req(), pString("url").req().pattern(`https?://.*`), pString("checksum"),
+		pEnum("checksum-algorithm", "md5", "sha1", "sha224", "sha256", "sha384", "sha512"),
+		pString("compression"), pBool("verify-certificates"),
+	)}, handleDownloadURL)
+	r.handle(RouteSpec{Method: http.MethodPost, Path: base + "/{storage}/oci-registry-pull", Params: ns(
+		pString("reference").req().pattern(reOCIReference), pString("filename"),
+	)}, handleOCIPull)
+	r.handle(RouteSpec{Method: http.MethodGet, Path: "/storage", Params: []ParamSpec{
+		pEnum("type", "btrfs", "cephfs", "cifs", "dir", "esxi", "iscsi", "iscsidirect", "lvm", "lvmthin", "nfs", "pbs", "rbd", "zfs", "zfspool"),
+	}}, handleStorageConfigIndex)
+	r.handle(RouteSpec{Method: http.MethodGet, Path: "/storage/{storage}", Params: []ParamSpec{pStorageID()}}, handleStorageConfigRead)
+}
+
+// reOCIReference is pve-storage's pattern for an OCI reference with a tag.
+const reOCIReference = `(?:(?:[a-zA-Z\d]|[a-zA-Z\d][a-zA-Z\d-]*[a-zA-Z\d])(?:\.(?:[a-zA-Z\d]|[a-zA-Z\d][a-zA-Z\d-]*[a-zA-Z\d]))*(?::\d+)?/)?[a-z\d]+(?:(?:[._]|__|[-]*)[a-z\d]+)*(?:/[a-z\d]+(?:(?:[._]|__|[-]*)[a-z\d]+)*)*:\w[\w.-]{0,127}`
+
+func (s *Server) nodeStorage(node, id string) (*storage, error) {
+	if err := s.checkNode(node); err != nil {
+		return nil, err
+	}
+	st, ok := s.st.storage(node, id)
+	if !ok {
+		return nil, errInternal("storage '%s' does not exist", id)
+	}
+	return st, nil
+}
+
+// storageStatus is one entry of GET /nodes/{node}/storage: numbers and 0/1 booleans.
+func storageStatus(st *storage) map[string]any {
+	used := st.used()
+	m := map[string]any{
+		"storage": st.ID, "type": st.Type, "content": strings.Join(st.Content, ","), "active": 1, "enabled": 1,
+		"shared": boolNum(st.Shared), "total": st.Total, "used": used, "avail": st.Total - used,
+	}
+	if st.Total > 0 {
+		m["used_fraction"] = float64(used) / float64(st.Total)
+	}
+	return m
+}
+
+func handleStorageIndex(s *Server, r *request) (any, error) {
+	node := r.node()
+	if err := s.checkNode(node); err != nil {
+		return nil, err
+	}
+	if r.has("storage") {
+		if _, ok := s.st.storage(node, r.str("storage")); !ok {
+			return nil, errParam("storage", "No such storage.")
+		}
+	}
+	target := r.str("target")
+	if target != "" {
+		if err := s.checkNode(target); err != nil {
+			return nil, err
+		}
+	}
+	wanted := splitPVEList(r.str("content"))
+	out := []map[string]any{}
+	for _, id := range s.st.storageIDs(node) {
+		st := s.st.storages[node][id]
+		if !storageListed(st, r.str("storage"), wanted) || (target != "" && target != node && !st.Shared) {
+			continue
+		}
+		out = append(out, storageStatus(st))
+	}
+	return out, nil
+}
+
+func storageListed(st *storage, only string, content []string) bool {
+	if only != "" && only != st.ID {
+		return false
+	}
+	if len(content) == 0 {
+		return true
+	}
+	for _, c := range content {
+		if st.supports(c) {
+			return true
+		}
+	}
+	return false
+}
+
+func handleStorageStatus(s *Server, r *request) (any, error) {
+	st, err := s.nodeStorage(r.node(), r.str("storage"))
+	if err != nil {
+		return nil, err
+	}
+	m := storageStatus(st)
+	delete(m, "storage")
+	delete(m, "used_fraction")
+	return m, nil
+}
+
+func handleStorageContent(s *Server, r *request) (any, error) {
+	st, err := s.nodeStorage(r.node(), r.str("storage"))
+	if err != nil {
+		return nil, err
+	}
+	content, vmid := r.str("content"), r.int("vmid")
+	out := []map[string]any{}
+	for _, id := range sortedKeys(st.Volumes) {
+		v := st.Volumes[id]
+		if (content != "" && v.Content != content) || (vmid != 0 && v.VMID != vmid) {
+			continue
+		}
+		out = append(out, volumeEntry(v))
+	}
+	return out, nil
+}
+
+func volumeEntry(v *volume) map[string]any {
+	m := map[string]any{"volid": v.VolID, "format": v.Format, "size": v.Size, "ctime": v.CTime, "content": v.Content}
+	if v.VMID != 0 {
+		m["vmid"] = v.VMID
+	}
+	if v.Parent != "" {
+		m["parent"] = v.Parent
+	}
+	if v.Notes != "" {
+		m["notes"] = v.Notes
+	}
+	if v.Protected {
+		m["protected"] = 1
+	}
+	if v.Content == "images" || v.Content == "rootdir" {
+		m["used"] = v.Size / 4
+	}
+	return m
+}
+
+// realVolumeID joins a storage and a volume name the way pve-storage's API does: a
+// volume given with "storage:" must match the path's storage.
+func realVolumeID(stID, volume string) (string, string, error) {
+	if sid, _, ok := strings.Cut(volume, ":"); ok {
+		if stID != "" && sid != stID {
+			return "", "", errParam("volume", fmt.Sprintf("storage ID mismatch (%s != %s)", sid, stID))
+		}
+		return volume, sid, nil
+	}
+	if stID == "" {
+		return "", "", errParam("volume", "no storage specified - incomplete volume ID")
+	}
+	return stID + ":" + volume, stID, nil
+}
+
+func handleVolumeInfo(s *Server, r *request) (any, error) {
+	volid, stID, err := realVolumeID(r.str("storage"), r.str("volume"))
+	if err != nil {
+		return nil, err
+	}
+	st, err := s.nodeStorage(r.node(), stID)
+	if err != nil {
+		return nil, err
+	}
+	v, ok := st.Volumes[volid]
+	if !ok {
+		return nil, errInternal("volume_size_info on '%s' failed - no format", volid)
+	}
+	m := map[string]any{"path": volumePath(st, volid), "size": v.Size, "used": v.Size, "format": v.Format}
+	if v.Notes != "" {
+		m["notes"] = v.Notes
+	}
+	if v.Protected {
+		m["protected"] = 1
+	}
+	return m, nil
+}
+
+func volumePath(st *storage, volid string) string {
+	_, name, _ := splitVolID(volid)
+	switch {
+	case st.Path == "":
+		return "/dev/pve/" + name
+	case strings.HasPrefix(name, "iso/"):
+		return st.Path + "/template/iso/" + strings.TrimPrefix(name, "iso/")
+	case strings.HasPrefix(name, "vztmpl/"):
+		return st.Path + "/template/cache/" + strings.TrimPrefix(name, "vztmpl/")
+	case strings.HasPrefix(name, "backup/"):
+		return st.Path + "/dump/" + strings.TrimPrefix(name, "backup/")
+	}
+	return st.Path + "/images/" + name
+}
+
+// handleVolumeDelete runs an imgdel task; with delay it answers null when the task is
+// already done and OK, the task's error when it failed, else the UPID.
+func handleVolumeDelete(s *Server, r *request) (any, error) {
+	volid, stID, err := realVolumeID(r.str("storage"), r.str("volume"))
+	if err != nil {
+		return nil, err
+	}
+	st, err := s.nodeStorage(r.node(), stID)
+	if err != nil {
+		return nil, err
+	}
+	id := stID
+	if owner := vmidOfVolume(volid); owner != 0 {
+		id = fmt.Sprintf("%d@%s", owner, stID)
+	}
+	upid := s.startTask(r, taskDef{Type: "imgdel", ID: id, Node: r.node(),
+		Finish: func(t *task) error { return deleteVolume(st, volid, t) }})
+	if !r.has("delay") {
+		return upid, nil
+	}
+	t := s.st.tasks[upid]
+	if t == nil || t.Status != "stopped" {
+		return upid, nil
+	}
+	if t.ExitStatus == "OK" || strings.HasPrefix(t.ExitStatus, "WARNINGS") {
+		return nil, nil
+	}
+	return nil, errInternal("%s", t.ExitStatus)
+}
+
+func deleteVolume(st *storage, volid string, t *task) error {
+	v, ok := st.Volumes[volid]
+	if !ok {
+		// pve-storage only warns about a missing file; the task ends with "WARNINGS: 1".
+		t.logf("disk image '%s' does not exist", volumePath(st, volid))
+		return errTaskWarnings
+	}
+	if v.Protected {
+		return fmt.Errorf("volume '%s' is protected", volid)
+	}
+	delete(st.Volumes, volid)
+	t.logf("Removed volume '%s'", volid)
+	return nil
+}
+
+// errTaskWarnings marks a task that succeeded with one warning.
+var errTaskWarnings = fmt.Errorf("WARNINGS: 1")
+
+func normalizeContentFilename(name string) string {
+	name = strings.TrimRight(name, "\n")
+	if i := strings.LastIndexAny(name, `/\`); i >= 0 {
+		name = name[i+1:]
+	}
+	return reUnsafeFilename.ReplaceAllString(name, "_")
+}
+
+var (
+	reUnsafeFilename = regexp.MustCompile(`[^a-zA-Z0-9_.-]`)
+	reISOExt         = regexp.MustCompile(`(?i)[^/]+\.(?:iso|img)$`)
+	// PVE 9 also accepts plain .tar templates (OCI archives).
+	reVztmplExt = regexp.MustCompile(`(?i)[^/]+\.(?:tar|tar\.(?:gz|xz|zst|bz2))$`)
+	reImportExt = regexp.MustCompile(`^[a-zA-Z0-9_.-]+\.(ova|qcow2|raw|vmdk)$`)
+)
+
+// downloadTarget checks a download's storage, content type and file extension as
+// pve-storage's download_url does, in its order, and returns the volume id to create.
+func (s *Server) downloadTarget(r *request) (*storage, string, error) {
+	st, err := s.nodeStorage(r.node(), r.str("storage"))
+	if err != nil {
+		return nil, "", err
+	}
+	if st.Path == "" {
+		return nil, "", errInternal("can't upload to storage type '%s', not a file based storage!", st.Type)
+	}
+	content := r.str("content")
+	if !st.supports(content) {
+		return nil, "", errInternal("storage '%s' is not configured for content-type '%s'", st.ID, content)
+	}
+	name := normalizeContentFilename(r.str("filename"))
+	switch content {
+	case "iso":
+		if !reISOExt.MatchString(name) {
+			return nil, "", errParam("filename", "wrong file extension")
+		}
+	case "vztmpl":
+		if !reVztmplExt.MatchString(name) {
+			return nil, "", errParam("filename", "wrong file extension")
+		}
+	case "import":
+		if !reImportExt.MatchString(name) {
+			return nil, "", errParam("filename", "invalid filename or wrong extension")
+		}
+	}
+	return st, st.ID + ":" + content + "/" + name, nil
+}
+
+func handleDownloadURL(s *Server, r *request) (any, error) {
+	if r.has("checksum") != r.has("checksum-algorithm") {
+		missing := "checksum-algorithm"
+		if !r.has("checksum") {
+			missing = "checksum"
+		}
+		return nil, errParam(missing, msgMissing)
+	}
+	st, volid, err := s.downloadTarget(r)
+	if err != nil {
+		return nil, err
+	}
+	if r.has("compression") && r.str("content") != "iso" {
+		return nil, errInternal("decompression not supported for %s", r.str("content"))
+	}
+	rawURL := r.str("url")
+	_, name, _ := splitVolID(volid)
+	return s.startTask(r, taskDef{Type: "download", ID: encodeTaskText(volumeBase(name)), Node: r.node(),
+		Begin: func(t *task) error {
+			t.logf("downloading %s to %s", rawURL, volumePath(st, volid))
+			return nil
+		},
+		Finish: func(t *task) error { return s.finishDownload(st, volid, rawURL, t) },
+	}), nil
+}
+
+// finishDownload creates the volume, unless the URL asks for a simulated failure.
+func (s *Server) finishDownload(st *storage, volid, rawURL string, t *task) error {
+	if u, err := url.Parse(rawURL); err == nil && strings.Contains(u.Path, "fail") {
+		return fmt.Errorf("download failed: 404 Not Found")
+	}
+	content := contentOf(volid)
+	st.Volumes[volid] = &volume{VolID: volid, Format: fileFormat(volid, content), Size: downloadSize(rawURL),
+		CTime: time.Now().Unix(), Content: content}
+	t.logf("download of '%s' to '%s' finished", rawURL, volumePath(st, volid))
+	s.markDirty()
+	return nil
+}
+
+// downloadSize is a stable pseudo size so repeated runs list the same numbers.
+func downloadSize(rawURL string) int64 {
+	var h int64
+	for _, c := range rawURL {
+		h = h*31 + int64(c)
+	}
+	if h < 0 {
+		h = -h
+	}
+	return 64*mib + h%(512*mib)
+}
+
+// fileFormat is the format pve-storage reports for a file volume.
+func fileFormat(volid, content string) string {
+	lower := strings.ToLower(volid)
+	switch content {
+	case "iso":
+		return "iso"
+	case "vztmpl":
+		switch {
+		case strings.HasSuffix(lower, ".tar.gz"):
+			return "tgz"
+		case strings.HasSuffix(lower, ".tar.xz"):
+			return "txz"
+		case strings.HasSuffix(lower, ".tar.bz2"):
+			return "tbz2"
+		case strings.HasSuffix(lower, ".tar"):
+			return "tar"
+		}
+		return "tzst"
+	case "import":
+		if i := strings.LastIndex(lower, "."); i >= 0 {
+			return lower[i+1:]
+		}
+	}
+	return "raw"
+}
+
+func volumeBase(name string) string {
+	if i := strings.LastIndex(name, "/"); i >= 0 {
+		return name[i+1:]
+	}
+	return name
+}
+
+// encodeTaskText is PVE::Tools::encode_text: a task id must not carry ':' or whitespace.
+func encodeTaskText(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c <= 0x20 || c >= 0x7f || c == ':' {
+			fmt.Fprintf(&b, "%%%02X", c)
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// handleOCIPull stores "<filename or reference, normalized>.tar" as a vztmpl volume:
+// pve-storage strips everything up to the last '/' and turns other unsafe characters
+// into '_', so docker.io/library/nginx:latest becomes local:vztmpl/nginx_latest.tar.
+func handleOCIPull(s *Server, r *request) (any, error) {
+	st, err := s.nodeStorage(r.node(), r.str("storage"))
+	if err != nil {
+		return nil, err
+	}
+	if st.Path == "" {
+		return nil, errInternal("can't upload to storage type '%s', not a file based storage!", st.Type)
+	}
+	if !st.supports("vztmpl") {
+		return nil, errInternal("storage '%s' is not configured for content-type 'vztmpl'", st.ID)
+	}
+	ref := r.str("reference")
+	src := ref
+	if r.has("filename") {
+		src = r.str("filename")
+	}
+	name := normalizeContentFilename(src) + ".tar"
+	volid := st.ID + ":vztmpl/" + name
+	if _, exists := st.Volumes[volid]; exists {
+		return nil, errInternal("refusing to override existing file '%s'", name)
+	}
+	return s.startTask(r, taskDef{Type: "ociregistrypull", ID: encodeTaskText(name), Node: r.node(),
+		Begin: func(t *task) error {
+			t.logf("Copying blob from docker://%s", ref)
+			return nil
+		},
+		Finish: func(t *task) error {
+			if strings.Contains(ref, "fail") {
+				return fmt.Errorf("command 'skopeo copy docker://%s oci-archive:%s.tmp' failed: exit code 1", ref, volumePath(st, volid))
+			}
+			st.Volumes[volid] = &volume{VolID: volid, Format: "tar", Size: downloadSize(ref), CTime: time.Now().Unix(), Content: "vztmpl"}
+			t.logf("Writing manifest to image destination")
+			s.markDirty()
+			return nil
+		},
+	}), nil
+}
+
+func handleStorageConfigIndex(s *Server, r *request) (any, error) {
+	seen := map[string]bool{}
+	out := []map[string]any{}
+	for _, n := range s.st.nodes {
+		for _, id := range s.st.storageIDs(n) {
+			st := s.st.storages[n][id]
+			if seen[id] || (r.has("type") && st.Type != r.str("type")) {
+				continue
+			}
+			seen[id] = true
+			out = append(out, storageConfig(st))
+		}
+	}
+	return out, nil
+}
+
+func handleStorageConfigRead(s *Server, r *request) (any, error) {
+	for _, n := range s.st.nodes {
+		if st, ok := s.st.storage(n, r.str("storage")); ok {
+			return storageConfig(st), nil
+		}
+	}
+	return nil, errInternal("storage '%s' does not exist", r.str("storage"))
+}
+
+func storageConfig(st *storage) map[string]any {
+	m := map[string]any{"storage": st.ID, "type": st.Type, "content": strings.Join(st.Content, ","), "digest": "0000000000000000000000000000000000000000"}
+	if st.Path != "" {
+		m["path"] = st.Path
+	}
+	if st.Shared {
+		m["shared"] = 1
+	}
+	if st.Type == "lvmthin" {
+		m["thinpool"], m["vgname"] = "data", "pve"
+	}
+	return m
+}
