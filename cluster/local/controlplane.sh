@@ -40,7 +40,7 @@ pid_of() { cat "$STATE/$1.pid" 2>/dev/null || true; }
 running() {
 	local pid
 	pid=$(pid_of "$1")
-	[ -n "$pid" ] && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF "$BIN/$1 "
+	[ -n "$pid" ] && tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline" | grep -qF "$BIN/$1 "
 }
 
 start_bg() { # NAME CMD...; stdout/stderr to a log so callers capturing our stdout never hang
