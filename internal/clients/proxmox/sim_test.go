@@ -450,3 +450,60 @@ func TestSimCachedClusterResources(t *testing.T) {
 		t.Fatalf("maxAge 0 did not read again (%d requests)", got)
 	}
 }
+
+// TestSimDroppedWrite: the connection closes after PVE applied a write. The
+// transport must not send it again (a retried create would collide with the
+// first), while a dropped read is retried.
+func TestSimDroppedWrite(t *testing.T) {
+	srv := startSim(t, pvesim.Options{})
+	c, w := simClient(t, srv, nil)
+	c.fastRetries()
+	srv.DropAfterApply(http.MethodPost, "/pools")
+	if err := c.API().Post(t.Context(), "/pools", map[string]string{"poolid": "once"}, nil); err == nil {
+		t.Fatal("a write whose answer was lost reported success")
+	}
+	if got := w.count("POST /pools"); got != 1 {
+		t.Fatalf("POST /pools sent %d times, want 1", got)
+	}
+	srv.DropAfterApply(http.MethodGet, "/pools")
+	var pools []map[string]any
+	if err := c.API().Get(t.Context(), "/pools", &pools); err != nil {
+		t.Fatalf("a read whose first answer was lost: %v", err)
+	}
+	if len(pools) != 1 || w.count("GET /pools") != 2 {
+		t.Fatalf("pools %v after %d GETs; want the one pool after 2", pools, w.count("GET /pools"))
+	}
+}
+
+// TestSimEndpointForms connects with each way of writing the endpoint.
+func TestSimEndpointForms(t *testing.T) {
+	srv := startSim(t, pvesim.Options{})
+	hostPort := strings.TrimPrefix(srv.URL(), "https://")
+	_, port, _ := net.SplitHostPort(hostPort)
+	for _, ep := range []string{
+		hostPort,
+		"https://" + hostPort,
+		"HTTPS://" + hostPort + "/",
+		"https://" + hostPort + "/api2/json",
+		"localhost:" + port + "/api2/json/",
+	} {
+		c, _ := simClient(t, srv, func(c *Config) { useToken(c); c.Endpoint = ep })
+		if _, err := c.Verify(t.Context()); err != nil {
+			t.Errorf("endpoint %q: %v", ep, err)
+		}
+	}
+
+	v6, err := pvesim.Start(pvesim.Options{Listen: "[::1]:0"})
+	if err != nil {
+		t.Skipf("no IPv6 loopback here (%v): IPv6 literals are covered by TestNormalizeEndpoint only", err)
+	}
+	t.Cleanup(v6.Close)
+	v6.AddToken(simTokenID, simSecret)
+	_, port6, _ := net.SplitHostPort(strings.TrimPrefix(v6.URL(), "https://"))
+	for _, ep := range []string{"[::1]:" + port6, "https://[::1]:" + port6 + "/api2/json"} {
+		c, _ := simClient(t, v6, func(c *Config) { useToken(c); c.Endpoint = ep })
+		if _, err := c.Verify(t.Context()); err != nil {
+			t.Errorf("endpoint %q: %v", ep, err)
+		}
+	}
+}
