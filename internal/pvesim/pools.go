@@ -90,8 +90,8 @@ func poolEntry(p *pool) map[string]any {
 }
 
 // poolMembers lists guests and storages as /cluster/resources entries.
-func (s *Server) poolMembers(p *pool, typ string) []map[string]any {
-	out := []map[string]any{}
+func (s *Server) poolMembers(p *pool, typ string) []any {
+	out := []any{}
 	now := time.Now()
 	for _, id := range sortedInts(s.st.guests) {
 		g := s.st.guests[id]
@@ -105,9 +105,7 @@ func (s *Server) poolMembers(p *pool, typ string) []map[string]any {
 	for _, stID := range p.Storage {
 		for _, n := range s.st.nodes {
 			if st, ok := s.st.storage(n, stID); ok {
-				e := storageResource(n, st)
-				e["pool"] = p.ID
-				out = append(out, e)
+				out = append(out, storageResource(n, st))
 			}
 		}
 	}
