@@ -12,11 +12,12 @@
 # a serving certificate for 127.0.0.1 and a system:masters client certificate with openssl.
 #
 # Environment: CONTROLPLANE_DIR (state, default ${XDG_RUNTIME_DIR:-/tmp}/provider-proxmox-cp),
-# PROVIDER_PROXMOX_CACHE (as in build-tools.sh), ETCD_PORT, API_PORT.
+# PROVIDER_PROXMOX_CACHE (as in build-tools.sh) or CONTROLPLANE_BIN (the binaries' dir),
+# ETCD_PORT, API_PORT.
 set -euo pipefail
 
 CACHE_DIR=${PROVIDER_PROXMOX_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/provider-proxmox}
-BIN=$CACHE_DIR/bin
+BIN=${CONTROLPLANE_BIN:-$CACHE_DIR/bin}
 STATE=${CONTROLPLANE_DIR:-${XDG_RUNTIME_DIR:-/tmp}/provider-proxmox-cp}
 PKI=$STATE/pki
 KUBECONFIG_FILE=$STATE/kubeconfig

@@ -15,8 +15,7 @@
 //
 // Missing binaries fail the package with a message saying to run `make tools`; setting
 // SKIP_INTEGRATION=1 skips the integration tests instead. envtest runs no controllers (no
-// garbage collector, no namespace deletion): tests relying on those use
-// cluster/local/controlplane.sh.
+// garbage collector, no namespace deletion): tests relying on those use StartControlPlane.
 package testenv
 
 import (
@@ -42,15 +41,15 @@ const (
 	stopTimeout  = 30 * time.Second
 )
 
-// requiredBinaries are what envtest starts; kubectl is optional for it.
-var requiredBinaries = []string{"etcd", "kube-apiserver"}
+// envtestBinaries are what envtest starts; kubectl is optional for it.
+var envtestBinaries = []string{"etcd", "kube-apiserver"}
 
 // Env is a running API server with the requested CRDs installed.
 type Env struct {
 	// Config reaches the API server as a cluster admin.
 	Config *rest.Config
 
-	env *envtest.Environment
+	stop func() error
 }
 
 // Start runs etcd and kube-apiserver and installs the CRDs found in crdDirs; with no
@@ -61,7 +60,7 @@ func Start(crdDirs ...string) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkBinaries(assets); err != nil {
+	if err := checkBinaries(assets, envtestBinaries); err != nil {
 		return nil, err
 	}
 	if len(crdDirs) == 0 {
@@ -83,15 +82,16 @@ func Start(crdDirs ...string) (*Env, error) {
 		_ = te.Stop() // etcd may be up while the API server failed
 		return nil, errors.Wrapf(err, "cannot start kube-apiserver and etcd from %s", assets)
 	}
-	return &Env{Config: cfg, env: te}, nil
+	stop := func() error { return errors.Wrap(te.Stop(), "cannot stop kube-apiserver and etcd") }
+	return &Env{Config: cfg, stop: stop}, nil
 }
 
-// Stop shuts the API server and etcd down and removes their data.
+// Stop shuts the control plane down and removes its data.
 func (e *Env) Stop() error {
-	if e == nil || e.env == nil {
+	if e == nil || e.stop == nil {
 		return nil
 	}
-	return errors.Wrap(e.env.Stop(), "cannot stop kube-apiserver and etcd")
+	return e.stop()
 }
 
 // Require skips t when integration tests are disabled (Main leaves the Env nil then).
@@ -140,8 +140,8 @@ func BinaryAssetsDir() (string, error) {
 	return filepath.Join(cache, "provider-proxmox", "bin"), nil
 }
 
-func checkBinaries(dir string) error {
-	for _, name := range requiredBinaries {
+func checkBinaries(dir string, names []string) error {
+	for _, name := range names {
 		info, err := os.Stat(filepath.Join(dir, name))
 		if err != nil || info.IsDir() || info.Mode()&0o111 == 0 {
 			return errors.Errorf("%s not found in %s: run `make tools` to build the control-plane binaries "+
