@@ -6,7 +6,6 @@ import (
 	"crypto/x509"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -52,8 +51,7 @@ type Client struct {
 	session  *ticketAuth // nil with token auth
 	secrets  []string    // redacted from error messages
 
-	resMu    sync.Mutex
-	resCache *resourcesMemo
+	resources *resourcesMemo
 }
 
 // New builds a client without any network I/O.
@@ -75,16 +73,9 @@ func newClient(cfg Config, wrapWire func(http.RoundTripper) http.RoundTripper) (
 	if err != nil {
 		return nil, err
 	}
-	limit := cfg.MaxConcurrentRequests
-	if limit <= 0 {
-		limit = defaultMaxConcurrentRequests
-	}
-	timeout := cfg.Timeout
-	if timeout <= 0 {
-		timeout = defaultTimeout
-	}
+	limit, timeout := limits(cfg)
 
-	c := &Client{endpoint: endpoint, retired: &atomic.Bool{}, resCache: &resourcesMemo{}}
+	c := &Client{endpoint: endpoint, retired: &atomic.Bool{}, resources: &resourcesMemo{}}
 	c.base = baseTransport(tlsCfg, limit)
 	var wire http.RoundTripper = c.base
 	if wrapWire != nil {
@@ -95,24 +86,39 @@ func newClient(cfg Config, wrapWire func(http.RoundTripper) http.RoundTripper) (
 		retired: c.retired,
 		policy:  defaultRetryPolicy(),
 	}
-	var rt http.RoundTripper = c.retry
-	opts := []proxmox.Option{proxmox.WithLogger(noopLogger{}), proxmox.WithUserAgent(userAgent)}
-	if cfg.TokenID != "" {
-		opts = append(opts, proxmox.WithAPIToken(cfg.TokenID, cfg.Secret))
-		c.secrets = []string{cfg.Secret}
-	} else {
-		renew := cfg.TicketRenewAfter
-		if renew <= 0 {
-			renew = defaultTicketRenewAfter
-		}
-		c.session = newTicketAuth(rt, endpoint+"/access/ticket", cfg.Username, cfg.Password, renew)
-		rt = c.session
-		c.secrets = []string{cfg.Password}
-	}
-	rt = &retireGuard{next: rt, retired: c.retired}
-	httpClient := &http.Client{Transport: rt, Timeout: overallTimeout(timeout)}
-	c.api = proxmox.NewClient(endpoint, append(opts, proxmox.WithHTTPClient(httpClient))...)
+	rt, opts := c.authentication(cfg, endpoint)
+	httpClient := &http.Client{Transport: &retireGuard{next: rt, retired: c.retired}, Timeout: overallTimeout(timeout)}
+	opts = append(opts, proxmox.WithLogger(noopLogger{}), proxmox.WithUserAgent(userAgent), proxmox.WithHTTPClient(httpClient))
+	c.api = proxmox.NewClient(endpoint, opts...)
 	return c, nil
+}
+
+func limits(cfg Config) (int, time.Duration) {
+	limit, timeout := cfg.MaxConcurrentRequests, cfg.Timeout
+	if limit <= 0 {
+		limit = defaultMaxConcurrentRequests
+	}
+	if timeout <= 0 {
+		timeout = defaultTimeout
+	}
+	return limit, timeout
+}
+
+// authentication returns the transport above the retry layer and the
+// go-proxmox options for cfg's credential: a token is go-proxmox's header;
+// a password session is our ticketAuth (see its comment for why).
+func (c *Client) authentication(cfg Config, endpoint string) (http.RoundTripper, []proxmox.Option) {
+	if cfg.TokenID != "" {
+		c.secrets = []string{cfg.Secret}
+		return c.retry, []proxmox.Option{proxmox.WithAPIToken(cfg.TokenID, cfg.Secret)}
+	}
+	renew := cfg.TicketRenewAfter
+	if renew <= 0 {
+		renew = defaultTicketRenewAfter
+	}
+	c.session = newTicketAuth(c.retry, endpoint+"/access/ticket", cfg.Username, cfg.Password, renew)
+	c.secrets = []string{cfg.Password}
+	return c.session, nil
 }
 
 // overallTimeout bounds one logical request (login, attempts, backoff and a

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
@@ -112,6 +113,7 @@ func (c *Client) ClusterResources(ctx context.Context) ([]Resource, error) {
 // resourcesMemo shares /cluster/resources reads between the managed
 // resources of one connection.
 type resourcesMemo struct {
+	mu       sync.Mutex
 	fetched  time.Time // when the cached read was sent
 	rows     []Resource
 	inflight *resourcesCall
@@ -146,9 +148,9 @@ func (c *Client) CachedClusterResources(ctx context.Context, maxAge time.Duratio
 // resourcesCallFor returns either fresh cached rows, or the read to wait for
 // (joining the one in flight, or starting one).
 func (c *Client) resourcesCallFor(ctx context.Context, maxAge time.Duration) (*resourcesCall, []Resource) {
-	c.resMu.Lock()
-	defer c.resMu.Unlock()
-	m := c.resCache
+	m := c.resources
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	if m.rows != nil && time.Since(m.fetched) <= maxAge {
 		return nil, m.rows
 	}
@@ -168,12 +170,13 @@ func (c *Client) runResourcesCall(ctx context.Context, call *resourcesCall) {
 	if rows == nil && err == nil {
 		rows = []Resource{}
 	}
-	c.resMu.Lock()
+	m := c.resources
+	m.mu.Lock()
 	call.rows, call.err = rows, err
-	c.resCache.inflight = nil
+	m.inflight = nil
 	if err == nil {
-		c.resCache.rows, c.resCache.fetched = rows, call.started
+		m.rows, m.fetched = rows, call.started
 	}
-	c.resMu.Unlock()
+	m.mu.Unlock()
 	close(call.done)
 }
