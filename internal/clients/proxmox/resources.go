@@ -128,8 +128,14 @@ type resourcesCall struct {
 
 // CachedClusterResources returns the guests list read at most maxAge ago,
 // reading it if needed. Concurrent callers share one request. A failed read is
-// not cached. Each caller gets its own copy of the slice.
+// not cached. Each caller gets its own copy of the slice. After Retire it
+// fails with ErrClientRetired.
 func (c *Client) CachedClusterResources(ctx context.Context, maxAge time.Duration) ([]Resource, error) {
+	// A retired client hands out nothing, not even rows it already has: its
+	// caller must move to the connection's current client.
+	if c.Retired() {
+		return nil, ErrClientRetired
+	}
 	call, cached := c.resourcesCallFor(ctx, maxAge)
 	if cached != nil {
 		return slices.Clone(cached), nil

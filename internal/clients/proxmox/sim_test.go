@@ -184,12 +184,19 @@ func TestSimRetire(t *testing.T) {
 		if _, err := c.Verify(t.Context()); err != nil {
 			t.Fatalf("%s: Verify: %v", name, err)
 		}
+		if _, err := c.CachedClusterResources(t.Context(), time.Hour); err != nil {
+			t.Fatalf("%s: CachedClusterResources: %v", name, err)
+		}
 		before, simBefore := w.total(), sumCounts(srv.Counters().ByEndpoint)
 		c.Retire()
 		calls := map[string]error{
 			"Verify": func() error { _, err := c.Verify(t.Context()); return err }(),
 			"ClusterResources": func() error {
-				_, err := c.CachedClusterResources(t.Context(), 0)
+				_, err := c.ClusterResources(t.Context())
+				return err
+			}(),
+			"CachedClusterResources": func() error {
+				_, err := c.CachedClusterResources(t.Context(), time.Hour) // fresh rows are cached
 				return err
 			}(),
 			"POST": c.API().Post(t.Context(), "/pools", map[string]string{"poolid": "p"}, nil),
