@@ -124,26 +124,54 @@ func guestMaxMem(g *guest) int64 {
 	return int64(atoiDefault(v, 512)) * mib
 }
 
+// bootDiskCandidates are checked first so the common case needs no sort of the config.
+var bootDiskCandidates = []string{"scsi0", "virtio0", "sata0", "ide0"}
+
 // guestMaxDisk is the size of the boot disk (first disk by key order for VMs, rootfs for containers).
 func guestMaxDisk(g *guest) int64 {
 	if g.Kind == KindLXC {
-		_, opts := driveVolume(g.Config["rootfs"])
-		n, _ := parseSize(opts["size"])
+		n, _ := sizeOption(g.Config["rootfs"])
 		return n
 	}
-	for _, k := range sortedKeys(g.Config) {
-		if !isQemuDiskKey(k) || isCDROM(g.Config[k]) {
-			continue
+	for _, k := range bootDiskCandidates {
+		if n, ok := diskSize(g.Config, k); ok {
+			return n
 		}
-		_, opts := driveVolume(g.Config[k])
-		if n, ok := parseSize(opts["size"]); ok {
+	}
+	for _, k := range sortedKeys(g.Config) {
+		if n, ok := diskSize(g.Config, k); ok {
 			return n
 		}
 	}
 	return 0
 }
 
+func diskSize(cfg map[string]string, k string) (int64, bool) {
+	v, ok := cfg[k]
+	if !ok || !isQemuDiskKey(k) || strings.Contains(v, "media=cdrom") {
+		return 0, false
+	}
+	return sizeOption(v)
+}
+
+// sizeOption reads "size=" out of a drive string without a full parse; the resources
+// listing calls it for every guest.
+func sizeOption(v string) (int64, bool) {
+	i := strings.Index(v, ",size=")
+	if i < 0 {
+		return 0, false
+	}
+	rest := v[i+len(",size="):]
+	if j := strings.IndexByte(rest, ','); j >= 0 {
+		rest = rest[:j]
+	}
+	return parseSize(rest)
+}
+
 func atoiDefault(s string, def int) int {
+	if s == "" {
+		return def
+	}
 	n, err := strconv.Atoi(strings.TrimSpace(s))
 	if err != nil {
 		return def

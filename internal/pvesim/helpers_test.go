@@ -46,7 +46,7 @@ func httpClientFor(t *testing.T, sim *pvesim.Server) *http.Client {
 	if !pool.AppendCertsFromPEM(sim.CAPEM()) {
 		t.Fatal("CA PEM not parseable")
 	}
-	return &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
+	return &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64, TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
 }
 
 func passwordClient(t *testing.T, sim *pvesim.Server) *proxmox.Client {

@@ -134,16 +134,16 @@ func newState(opts Options) *state {
 	}
 	var shared *storage
 	if opts.SharedStorage != "" {
-		shared = &storage{ID: opts.SharedStorage, Type: "nfs", Shared: true, Total: 2048 * gib, Path: "/mnt/pve/" + opts.SharedStorage,
+		shared = &storage{ID: opts.SharedStorage, Type: "nfs", Shared: true, Total: 64 << 40, Path: "/mnt/pve/" + opts.SharedStorage,
 			Content: []string{"images", "rootdir", "iso", "vztmpl", "snippets", "import", "backup"}, Volumes: map[string]*volume{}}
 	}
 	for _, n := range opts.Nodes {
 		st.nodes = append(st.nodes, n)
 		st.nodeSet[n] = true
 		st.storages[n] = map[string]*storage{
-			"local": {ID: "local", Type: "dir", Total: 100 * gib, Path: "/var/lib/vz",
+			"local": {ID: "local", Type: "dir", Total: 1 << 40, Path: "/var/lib/vz",
 				Content: []string{"iso", "vztmpl", "snippets", "import", "backup"}, Volumes: map[string]*volume{}},
-			"local-lvm": {ID: "local-lvm", Type: "lvmthin", Total: 500 * gib,
+			"local-lvm": {ID: "local-lvm", Type: "lvmthin", Total: 16 << 40,
 				Content: []string{"images", "rootdir"}, Volumes: map[string]*volume{}},
 		}
 		if shared != nil {

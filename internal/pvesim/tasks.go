@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -297,7 +296,6 @@ func handleTaskList(s *Server, r *request) (any, error) {
 		}
 		out = append(out, m)
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i]["starttime"].(int64) > out[j]["starttime"].(int64) })
 	return out, nil
 }
 
