@@ -12,7 +12,7 @@ export PVE_API_SCHEMA
 TOOLS_BIN := $(CACHE_DIR)/bin
 export PROVIDER_PROXMOX_CACHE := $(CACHE_DIR)
 
-.PHONY: all build generate check-generate test lint fmt vet tools controlplane-up controlplane-down clean
+.PHONY: all build generate check-generate test lint fmt vet tools controlplane-up controlplane-down clean demo demo-down
 
 all: build
 
@@ -57,3 +57,11 @@ controlplane-down:
 
 clean:
 	rm -rf $(BIN)
+
+# The main job: simulator + local control plane + provider, the seed's VM sample applied and
+# Ready; left running (stop with `make demo-down`).
+demo:
+	cluster/local/demo.sh up
+
+demo-down:
+	cluster/local/demo.sh down
