@@ -76,7 +76,7 @@ type storageEntry struct {
 	MaxDisk    int64  `json:"maxdisk"`
 }
 
-type poolEntry struct {
+type poolResourceEntry struct {
 	ID   string `json:"id"`
 	Type string `json:"type"`
 	Pool string `json:"pool"`
@@ -107,7 +107,7 @@ func handleClusterResources(s *Server, r *request) (any, error) {
 	}
 	if typ == "" {
 		for _, id := range sortedKeys(s.st.pools) {
-			out = append(out, poolEntry{ID: "pool/" + id, Type: "pool", Pool: id})
+			out = append(out, poolResourceEntry{ID: "pool/" + id, Type: "pool", Pool: id})
 		}
 	}
 	return out, nil
