@@ -4,7 +4,10 @@
 //   - TLS verified against the system roots plus an optional CA bundle,
 //     unless InsecureSkipVerify;
 //   - at most MaxConcurrentRequests requests in flight per client (pveproxy
-//     has few workers), each attempt bounded by Timeout;
+//     has few workers; a slot is held until the response body is closed),
+//     each attempt bounded by Timeout and a whole logical request (login,
+//     attempts, backoff, replay) by an http.Client timeout of 6*Timeout+10s;
+//     HTTPS_PROXY/NO_PROXY from the environment are honoured;
 //   - GET retried (3 attempts, short backoff) on network errors and
 //     429/502/503/504/595/596; writes are never retried by the transport
 //     (go-proxmox's WithRetry is not used: it retries writes too);
