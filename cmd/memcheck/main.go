@@ -24,7 +24,7 @@ limitations under the License.
 // fields dropped, so the growth should be a small per-Secret constant, with
 // nothing proportional to the Secret's size.
 //
-//	go run ./cmd/memcheck [-secrets 10000] [-size 10240]
+//	go run ./cmd/memcheck [-secrets 10000] [-size 10240] [-compare-full]
 package main
 
 import (
@@ -50,6 +50,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
@@ -66,6 +67,7 @@ type options struct {
 	size        int
 	annotate    bool
 	concurrency int
+	compareFull bool
 }
 
 func main() {
@@ -74,6 +76,7 @@ func main() {
 	flag.IntVar(&o.size, "size", 10*1024, "bytes of data per Secret")
 	flag.BoolVar(&o.annotate, "last-applied", true, "also store the data in kubectl's last-applied-configuration annotation, as kubectl apply does")
 	flag.IntVar(&o.concurrency, "concurrency", 8, "concurrent Secret creations")
+	flag.BoolVar(&o.compareFull, "compare-full", false, "afterwards, start a full Secret informer (what a cached Secret read would start) and report its cost for comparison")
 	flag.Parse()
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "memcheck:", err)
@@ -131,6 +134,30 @@ func run(o options) error {
 	growth := int64(after.heap) - int64(before.heap)
 	fmt.Printf("heap growth %s (%.2fx), %d bytes per Secret for %d bytes of data each\n",
 		mibSigned(growth), float64(after.heap)/float64(before.heap), growth/int64(o.secrets), o.size)
+
+	if o.compareFull {
+		return compareFullInformer(ctx, env.Config, after)
+	}
+	return nil
+}
+
+// compareFullInformer starts what the provider avoids, an informer holding
+// every Secret in full, and reports what it adds to the heap.
+func compareFullInformer(ctx context.Context, cfg *rest.Config, base sample) error {
+	c, err := cache.New(cfg, cache.Options{})
+	if err != nil {
+		return err
+	}
+	go func() { _ = c.Start(ctx) }()
+	if _, err := c.GetInformer(ctx, &corev1.Secret{}); err != nil {
+		return err
+	}
+	if !c.WaitForCacheSync(ctx) {
+		return fmt.Errorf("full Secret informer did not sync")
+	}
+	full := measure()
+	fmt.Printf("for comparison, a full Secret informer: heap %s, RSS %s (%s over the provider)\n",
+		mib(full.heap), mib(full.rss), mibSigned(int64(full.heap)-int64(base.heap)))
 	return nil
 }
 
