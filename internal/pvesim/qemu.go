@@ -50,7 +50,7 @@ func registerQemuRoutes(r *router) {
 	r.handle(RouteSpec{Method: http.MethodGet, Path: base + "/pending", Params: nv()}, handleQemuPending)
 	r.handle(RouteSpec{Method: http.MethodPost, Path: base + "/clone", Params: nv(pInt("newid").req().min(100).max(999999999),
 		pInt("bwlimit").min(0), pString("description"), pEnum("format", "raw", "qcow2", "vmdk"), pBool("full"),
-		pString("name").pattern(`[a-zA-Z0-9]([a-zA-Z0-9\-.]*[a-zA-Z0-9])?`), pString("pool"), pString("snapname"), pString("storage"), pString("target"))}, handleQemuClone)
+		pDNSName("name"), pString("pool"), pString("snapname"), pString("storage"), pString("target"))}, handleQemuClone)
 	registerQemuPowerRoutes(r, base, nv)
 	registerQemuSnapshotRoutes(r, base, nv)
 	registerQemuGuestRoutes(r, base, nv)

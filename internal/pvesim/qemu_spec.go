@@ -121,7 +121,7 @@ func qemuConfigParams() []ParamSpec {
 		pBool("kvm"), pBool("localtime"),
 		pEnum("lock", "backup", "clone", "create", "migrate", "rollback", "snapshot", "snapshot-delete", "suspending", "suspended"),
 		pProp("machine", machineFormat), pProp("memory", memoryFormat), pNumber("migrate_downtime").min(0), pInt("migrate_speed").min(0),
-		pString("name").pattern(`[a-zA-Z0-9]([a-zA-Z0-9\-.]*[a-zA-Z0-9])?`), pString("nameserver"), pProp("net", qemuNetFormat).indexed(0, 31),
+		pDNSName("name"), pString("nameserver"), pProp("net", qemuNetFormat).indexed(0, 31),
 		pBool("numa"), pProp("numa", numaNFormat).indexed(0, 7), pBool("onboot"),
 		pEnum("ostype", "other", "wxp", "w2k", "w2k3", "w2k8", "wvista", "win7", "win8", "win10", "win11", "l24", "l26", "solaris"),
 		pString("parallel").indexed(0, 2), pBool("protection"), pBool("reboot"), pProp("rng0", rngFormat),

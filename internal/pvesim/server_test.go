@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	proxmox "github.com/luthermonson/go-proxmox"
 
@@ -133,5 +134,33 @@ func TestGoProxmoxLoginFlows(t *testing.T) {
 	sim.AddToken(testTokenID, "rotated")
 	if _, err := tc.Version(ctx); !proxmox.IsNotAuthorized(err) {
 		t.Fatalf("old secret after rotation: %v", err)
+	}
+}
+
+func TestFormatErrorsAndTicketLifetime(t *testing.T) {
+	sim := startSim(t, pvesim.Options{TicketLifetime: time.Second, AuthFailDelay: 200 * time.Millisecond})
+	if err := sim.AddGuest(pvesim.GuestSeed{Node: "pve", VMID: 100}); err != nil {
+		t.Fatal(err)
+	}
+	res := rawCall(t, sim, http.MethodPut, "/nodes/pve/qemu/100/config", "application/x-www-form-urlencoded", form("name", "bad_name", "cores", "0", "net0", "virtio,bogus=1"), tokenHeader())
+	errs := res.errors()
+	if res.Status != 400 || errs["name"] != "invalid format - value does not look like a valid DNS name" ||
+		errs["cores"] != "value must have a minimum value of 1" || !strings.Contains(errs["net0"], "bogus") {
+		t.Fatalf("format errors: %d %v", res.Status, errs)
+	}
+	res = rawCall(t, sim, http.MethodGet, "/nodes/bad_node/qemu", "", "", tokenHeader())
+	if res.Status != 400 || res.errors()["node"] != "invalid format - value does not look like a valid node name" {
+		t.Fatalf("node format: %d %v", res.Status, res.errors())
+	}
+	res = rawCall(t, sim, http.MethodPost, "/access/ticket", "application/x-www-form-urlencoded", form("username", testUser, "password", testPassword), nil)
+	var sess proxmox.Session
+	if err := jsonUnmarshal(res.Body["data"], &sess); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2100 * time.Millisecond)
+	start := time.Now()
+	res = rawCall(t, sim, http.MethodGet, "/version", "", "", map[string]string{"Cookie": "PVEAuthCookie=" + sess.Ticket})
+	if res.Status != 401 || time.Since(start) < 200*time.Millisecond {
+		t.Fatalf("expired ticket must give a delayed 401: %d after %v", res.Status, time.Since(start))
 	}
 }

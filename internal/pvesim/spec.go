@@ -36,6 +36,9 @@ type ParamSpec struct {
 	IndexMax int
 	// Pattern, when set, must match the whole value.
 	Pattern *regexp.Regexp
+	// FormatError, when set, marks Pattern as a named PVE format (dns-name, pve-node) and
+	// is its error text; a plain schema pattern fails with PVE's regex message.
+	FormatError string
 }
 
 // SchemaName is the parameter's name as PVE's schema writes it ("net[n]" for indexed ones).
@@ -118,8 +121,21 @@ func (p ParamSpec) pattern(re string) ParamSpec {
 	return p
 }
 
+// format is pattern for PVE's named formats, which fail with their own message.
+func (p ParamSpec) format(re, msg string) ParamSpec {
+	p = p.pattern(re)
+	p.FormatError = msg
+	return p
+}
+
+const reDNSName = `([a-zA-Z0-9]([a-zA-Z0-9\-]*[a-zA-Z0-9])?\.)*[a-zA-Z0-9]([a-zA-Z0-9\-]*[a-zA-Z0-9])?`
+
+func pDNSName(name string) ParamSpec {
+	return pString(name).format(reDNSName, "value does not look like a valid DNS name")
+}
+
 func pNode() ParamSpec {
-	return pString("node").req().pattern(`[a-zA-Z0-9]([a-zA-Z0-9\-]*[a-zA-Z0-9])?`)
+	return pString("node").req().format(`[a-zA-Z0-9]([a-zA-Z0-9\-]*[a-zA-Z0-9])?`, "value does not look like a valid node name")
 }
 func pVMID() ParamSpec { return pInt("vmid").req().min(100).max(999999999) }
 
@@ -233,7 +249,10 @@ func checkValue(spec *ParamSpec, name, value string) (string, string) {
 		}
 	}
 	if spec.Pattern != nil && !spec.Pattern.MatchString(norm) {
-		return "", fmt.Sprintf("value does not match the regex pattern")
+		if spec.FormatError != "" {
+			return "", "invalid format - " + spec.FormatError
+		}
+		return "", "value does not match the regex pattern"
 	}
 	if spec.Format != nil {
 		if _, err := parsePropertyString(spec.Format, value); err != nil {
