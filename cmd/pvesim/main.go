@@ -66,13 +66,26 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) error {
-	c, err := parseFlags(args, stderr)
+	sim, err := start(args, stdout, stderr)
 	if err != nil {
 		return err
 	}
+	defer sim.Close()
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	<-sig
+	return nil
+}
+
+// start parses the flags, starts and seeds the simulator and prints how to connect.
+func start(args []string, stdout, stderr io.Writer) (*pvesim.Server, error) {
+	c, err := parseFlags(args, stderr)
+	if err != nil {
+		return nil, err
+	}
 	durations, err := parseDurations(c.durations)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	sim, err := pvesim.Start(pvesim.Options{
 		Nodes: splitComma(c.nodes), SharedStorage: c.sharedStorage, TaskDurations: durations,
@@ -80,27 +93,25 @@ func run(args []string, stdout, stderr io.Writer) error {
 		Listen: c.listen, StateFile: c.stateFile, TLSHosts: c.tlsHosts,
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer sim.Close()
 	if len(c.users) == 0 && len(c.tokens) == 0 {
 		c.users = listFlag{"root@pam:pvesim"}
 	}
 	if err := seed(sim, c); err != nil {
-		return err
+		sim.Close()
+		return nil, err
 	}
 	sim.SaveBaseline()
 	if c.caOut != "" {
 		if err := os.WriteFile(c.caOut, sim.CAPEM(), 0o600); err != nil {
-			return errors.Wrap(err, "cannot write --ca-out")
+			sim.Close()
+			return nil, errors.Wrap(err, "cannot write --ca-out")
 		}
 	}
 	fmt.Fprintf(stdout, "pvesim: serving Proxmox VE API at %s (admin API under %s/_sim/)\n\n", sim.APIURL(), sim.URL())
 	fmt.Fprint(stdout, connectionYAML(c, sim))
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
-	<-sig
-	return nil
+	return sim, nil
 }
 
 func splitComma(s string) []string {
