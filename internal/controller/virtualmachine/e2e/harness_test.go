@@ -1,0 +1,320 @@
+/*
+Copyright 2026 The provider-proxmox Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package e2e runs the VirtualMachine controller end to end: a real
+// kube-apiserver (testenv), the provider's manager in-process, and the PVE
+// simulator over HTTPS.
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+
+	"github.com/kubemox/provider-proxmox/apis"
+	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
+	"github.com/kubemox/provider-proxmox/internal/provider"
+	"github.com/kubemox/provider-proxmox/internal/pvesim"
+	"github.com/kubemox/provider-proxmox/internal/testenv"
+)
+
+const (
+	// wait bounds how long the provider may take to react; generous for a
+	// busy 2-core machine.
+	wait = 90 * time.Second
+	// node is the seed sample's node.
+	node         = "lowtower"
+	templateName = "debian-12"
+	templateID   = 9000
+	// connName is the seed sample's connection.
+	connName = "proxmox-connection-sample"
+	tokenID  = "root@pam!kubemox"
+	credNS   = "kubemox"
+	credName = "proxmox-credentials"
+	// poll is the provider's poll interval in these tests.
+	poll = 5 * time.Second
+)
+
+var (
+	env *testenv.Env
+	h   *harness
+)
+
+func TestMain(m *testing.M) { os.Exit(runMain(m)) }
+
+func runMain(m *testing.M) int {
+	if os.Getenv(testenv.SkipEnvVar) == "1" {
+		fmt.Fprintln(os.Stderr, "virtualmachine e2e: integration tests disabled by", testenv.SkipEnvVar)
+		return m.Run()
+	}
+	started, err := testenv.Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testenv:", err)
+		return 1
+	}
+	env = started
+	defer func() { _ = env.Stop() }()
+	ctx, cancel := context.WithCancel(context.Background())
+	h, err = startHarness(ctx, env.Config)
+	if err != nil {
+		cancel()
+		fmt.Fprintln(os.Stderr, "harness:", err)
+		return 1
+	}
+	code := m.Run()
+	cancel()
+	h.stop()
+	return code
+}
+
+// harness is the provider under test, its API server and its simulator.
+type harness struct {
+	kube client.Client
+	sim  *pvesim.Server
+	done chan struct{}
+}
+
+func scheme() (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		return nil, err
+	}
+	return s, apis.AddToScheme(s)
+}
+
+func startHarness(ctx context.Context, cfg *rest.Config) (*harness, error) {
+	s, err := scheme()
+	if err != nil {
+		return nil, err
+	}
+	kube, err := client.New(cfg, client.Options{Scheme: s})
+	if err != nil {
+		return nil, err
+	}
+	sim, err := pvesim.Start(pvesim.Options{Nodes: []string{node, "othernode"}})
+	if err != nil {
+		return nil, err
+	}
+	sim.AddToken(tokenID, "first-secret")
+	if err := sim.AddTemplate(node, templateID, templateName); err != nil {
+		return nil, err
+	}
+	p, err := provider.New(cfg, provider.Options{PollInterval: poll, MaxReconcileRate: 10, EnableManagementPolicies: true})
+	if err != nil {
+		sim.Close()
+		return nil, err
+	}
+	hs := &harness{kube: kube, sim: sim, done: make(chan struct{})}
+	go func() {
+		defer close(hs.done)
+		if err := p.Start(ctx); err != nil {
+			fmt.Fprintln(os.Stderr, "provider stopped:", err)
+		}
+	}()
+	if err := hs.setupConnection(ctx); err != nil {
+		return nil, err
+	}
+	return hs, nil
+}
+
+// setupConnection creates the seed's connection (a token whose secret lives
+// in a Secret) with the simulator's CA trusted, and waits for it.
+func (hs *harness) setupConnection(ctx context.Context) error {
+	for _, o := range []client.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: credNS}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: credNS, Name: credName}, StringData: map[string]string{"token": "first-secret"}},
+		&v1alpha1.ProxmoxConnection{ObjectMeta: metav1.ObjectMeta{Name: connName}, Spec: v1alpha1.ProxmoxConnectionSpec{
+			Endpoint: hs.sim.URL(), TokenID: tokenID, CABundle: string(hs.sim.CAPEM()),
+			SecretFrom: &v1alpha1.SecretKeySelector{Name: credName, Namespace: credNS, Key: "token"},
+		}},
+	} {
+		if err := hs.kube.Create(ctx, o); err != nil && !kerrors.IsAlreadyExists(err) {
+			return err
+		}
+	}
+	deadline := time.Now().Add(wait)
+	for time.Now().Before(deadline) {
+		pc := &v1alpha1.ProxmoxConnection{}
+		if err := hs.kube.Get(ctx, types.NamespacedName{Name: connName}, pc); err == nil &&
+			pc.Status.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue {
+			return nil
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return fmt.Errorf("ProxmoxConnection %s not Ready after %s", connName, wait)
+}
+
+func (hs *harness) stop() {
+	<-hs.done
+	hs.sim.Close()
+}
+
+func require(t *testing.T) *harness {
+	t.Helper()
+	env.Require(t)
+	return h
+}
+
+// namespace makes a namespace for one test's resources.
+func (hs *harness) namespace(t *testing.T) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "vm-"}}
+	if err := hs.kube.Create(context.Background(), ns); err != nil {
+		t.Fatalf("create namespace: %v", err)
+	}
+	return ns.Name
+}
+
+// cloneSpec is a VirtualMachine cloning the simulator's template.
+func cloneSpec(name string) v1alpha1.VirtualMachineSpec {
+	return v1alpha1.VirtualMachineSpec{
+		ConnectionRef: &v1alpha1.ConnectionReference{Name: connName},
+		Name:          name, NodeName: node,
+		Template: &v1alpha1.VirtualMachineCloneSpec{Name: templateName, VirtualMachineHardware: v1alpha1.VirtualMachineHardware{
+			Cores: 2, Socket: 1, Memory: 2048,
+			Disk:    []v1alpha1.VirtualMachineDisk{{Storage: "local-lvm", Size: 16, Device: "scsi0"}},
+			Network: []v1alpha1.VirtualMachineNetwork{{Model: "virtio", Bridge: "vmbr0"}},
+		}},
+	}
+}
+
+func (hs *harness) create(t *testing.T, vm *v1alpha1.VirtualMachine) *v1alpha1.VirtualMachine {
+	t.Helper()
+	if err := hs.kube.Create(context.Background(), vm); err != nil {
+		t.Fatalf("create VirtualMachine %s/%s: %v", vm.Namespace, vm.Name, err)
+	}
+	return vm
+}
+
+// waitVM polls a VirtualMachine until cond holds.
+func (hs *harness) waitVM(t *testing.T, ns, name, what string, cond func(*v1alpha1.VirtualMachine) bool) *v1alpha1.VirtualMachine {
+	t.Helper()
+	deadline := time.Now().Add(wait)
+	vm := &v1alpha1.VirtualMachine{}
+	for {
+		err := hs.kube.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, vm)
+		if err == nil && cond(vm) {
+			return vm
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("VirtualMachine %s/%s: not %s after %s; last error %v; annotations %v; status %+v", ns, name, what, wait, err, vm.Annotations, vm.Status)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+func ready(vm *v1alpha1.VirtualMachine) bool {
+	return vm.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue &&
+		vm.GetCondition(xpv2.TypeSynced).Status == corev1.ConditionTrue
+}
+
+func (hs *harness) waitReady(t *testing.T, ns, name string) *v1alpha1.VirtualMachine {
+	t.Helper()
+	return hs.waitVM(t, ns, name, "Ready and Synced", ready)
+}
+
+func (hs *harness) waitGone(t *testing.T, ns, name string) {
+	t.Helper()
+	deadline := time.Now().Add(wait)
+	for {
+		err := hs.kube.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, &v1alpha1.VirtualMachine{})
+		if kerrors.IsNotFound(err) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("VirtualMachine %s/%s still exists after %s (err %v)", ns, name, wait, err)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+func vmidOf(t *testing.T, vm *v1alpha1.VirtualMachine) int {
+	t.Helper()
+	id, err := strconv.Atoi(meta.GetExternalName(vm))
+	if err != nil {
+		t.Fatalf("external name %q is not a VMID", meta.GetExternalName(vm))
+	}
+	return id
+}
+
+// guestsOf returns the simulator's guests whose description carries vm's
+// marker.
+func (hs *harness) guestsOf(vm *v1alpha1.VirtualMachine) []pvesim.GuestView {
+	mark := "crossplane: " + vm.Namespace + "/" + vm.Name + " uid="
+	var out []pvesim.GuestView
+	for _, g := range hs.sim.Guests() {
+		if strings.Contains(g.Config["description"], mark) {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// events returns the reasons of the events recorded for a VirtualMachine.
+func (hs *harness) events(t *testing.T, ns, name string) []corev1.Event {
+	t.Helper()
+	l := &corev1.EventList{}
+	if err := hs.kube.List(context.Background(), l, client.InNamespace(ns)); err != nil {
+		t.Fatalf("list events: %v", err)
+	}
+	var out []corev1.Event
+	for _, e := range l.Items {
+		if e.InvolvedObject.Name == name {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func (hs *harness) waitEvent(t *testing.T, ns, name, reason string) corev1.Event {
+	t.Helper()
+	deadline := time.Now().Add(wait)
+	for {
+		for _, e := range hs.events(t, ns, name) {
+			if e.Reason == reason {
+				return e
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s event for %s/%s after %s", reason, ns, name, wait)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+func (hs *harness) delete(t *testing.T, vm *v1alpha1.VirtualMachine) {
+	t.Helper()
+	if err := hs.kube.Delete(context.Background(), vm); err != nil && !kerrors.IsNotFound(err) {
+		t.Fatalf("delete %s/%s: %v", vm.Namespace, vm.Name, err)
+	}
+}
