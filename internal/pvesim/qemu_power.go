@@ -128,11 +128,11 @@ func (s *Server) vmTask(r *request, typ string, begin func(g *guest) error, fini
 
 func handleQemuStart(s *Server, r *request) (any, error) {
 	return s.vmTask(r, "qmstart", func(g *guest) error {
-		if err := checkLock(g, r); err != nil {
-			return err
-		}
 		if g.isTemplate() {
 			return errInternal("you can't start a vm if it's a template")
+		}
+		if err := checkLock(g, r); err != nil {
+			return err
 		}
 		if g.running() {
 			return errInternal("VM %d already running", g.VMID)
