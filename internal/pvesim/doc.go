@@ -44,8 +44,9 @@
 //
 // # Counters
 //
-// ByEndpoint counts every routed request by method and path template. ByCredential and
-// ByCredentialSecret count authenticated requests; the secret fingerprint is hex of
+// ByEndpoint counts routed requests that passed authentication (POST /access/ticket,
+// which needs none, included) by method and path template; a 401 is not counted.
+// ByCredential and ByCredentialSecret count authenticated requests; the secret fingerprint is hex of
 // sha256(secret)[:8] (CredentialFingerprint) of the token secret, or of the password the
 // ticket was obtained with, so a test can tell an old secret from a rotated one.
 //
@@ -57,4 +58,6 @@
 // state lock held. Parameters are validated from the spec before the handler runs, and
 // RouteSpecs exports every spec for the schema conformance test. Asynchronous calls use
 // startTask with a taskDef; guests of both kinds are *guest values in state.guests.
+// Volumes are added and removed with storage.addVolume and storage.removeVolume, which
+// keep the index that picks free disk names.
 package pvesim
