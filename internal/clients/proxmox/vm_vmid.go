@@ -12,8 +12,11 @@ import (
 // releases it: long enough for a create to show up in PVE's VMID list.
 const DefaultVMIDHold = 10 * time.Minute
 
-// maxVMIDProbes bounds the candidates VMIDAllocator checks per call.
+// maxVMIDProbes bounds the candidates VMIDAllocator asks PVE about per call.
 const maxVMIDProbes = 64
+
+// maxVMID is the largest VMID PVE accepts.
+const maxVMID = 999999999
 
 // VMIDAllocator hands out VMIDs per connection. PVE's /cluster/nextid
 // reserves nothing, so concurrent creates on one connection would all get the
@@ -86,8 +89,10 @@ func (a *VMIDAllocator) Next(ctx context.Context, c *Client, connection string) 
 	if err != nil {
 		return 0, err
 	}
-	candidate := start
-	for i := 0; i < maxVMIDProbes; i, candidate = i+1, candidate+1 {
+	probes := 0
+	// Skipping a VMID handed out costs nothing; only questions to PVE are
+	// bounded.
+	for candidate := start; candidate <= maxVMID && probes < maxVMIDProbes; candidate++ {
 		if !a.reserve(connection, candidate) {
 			continue
 		}
@@ -95,6 +100,7 @@ func (a *VMIDAllocator) Next(ctx context.Context, c *Client, connection string) 
 			return candidate, nil
 		}
 		// Past PVE's own answer the id may belong to a guest: ask.
+		probes++
 		inUse, err := c.VMIDInUse(ctx, candidate)
 		if err != nil {
 			a.Release(connection, candidate)
@@ -106,5 +112,5 @@ func (a *VMIDAllocator) Next(ctx context.Context, c *Client, connection string) 
 		// Keep it reserved: it is taken, and the hold spares the next caller
 		// a request.
 	}
-	return 0, errors.Errorf("no free VMID found after %d candidates from %d", maxVMIDProbes, start)
+	return 0, errors.Errorf("no free VMID found after asking about %d candidates from %d", maxVMIDProbes, start)
 }
