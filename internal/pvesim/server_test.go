@@ -123,6 +123,16 @@ func TestGoProxmoxLoginFlows(t *testing.T) {
 	if err := pc.RefreshTicket(ctx); err != nil {
 		t.Fatalf("refresh: %v", err)
 	}
+	task, err := pc.NodeRef("pve").NewVirtualMachine(ctx, 100, proxmox.VirtualMachineOption{Name: "name", Value: "by-ticket"})
+	if err != nil || task == nil {
+		t.Fatalf("POST with ticket and CSRF token: %v", err)
+	}
+	if err := task.Wait(ctx, 20*time.Millisecond, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(string(task.UPID), ":root@pam:") {
+		t.Fatalf("task user of a ticket: %s", task.UPID)
+	}
 
 	tc := tokenClient(t, sim)
 	if _, err := tc.Version(ctx); err != nil {
