@@ -396,10 +396,10 @@ func TestNoSecretInformer(t *testing.T) {
 		t.Errorf("cached Secret metadata kept annotations %v or managed fields %d", cached.Annotations, len(cached.ManagedFields))
 	}
 
-	if bad := hs.requests.fullSecretListsOrWatches(); len(bad) > 0 {
+	if bad := hs.Requests.FullSecretListsOrWatches(); len(bad) > 0 {
 		t.Errorf("full Secret lists or watches reached the API server: %v", bad)
 	}
-	if hs.requests.metadataListsOrWatches() == 0 {
+	if hs.Requests.MetadataListsOrWatches() == 0 {
 		t.Errorf("no metadata-only Secret list or watch was recorded: the request recorder sees nothing")
 	}
 }
@@ -432,7 +432,7 @@ func TestNoSecretsInLogs(t *testing.T) {
 	hs.waitReady(t, pc.Name, corev1.ConditionFalse, v1alpha1.ReasonAuthenticationFailed)
 
 	var where []string
-	logs := hs.logs.String()
+	logs := hs.Logs.String()
 	if logs == "" {
 		t.Fatal("the provider logged nothing at debug level; the test would prove nothing")
 	}

@@ -17,34 +17,26 @@ limitations under the License.
 package connection_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
-	"k8s.io/klog/v2"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
-	"github.com/kubemox/provider-proxmox/apis"
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	"github.com/kubemox/provider-proxmox/internal/provider"
+	"github.com/kubemox/provider-proxmox/internal/provider/providertest"
 	"github.com/kubemox/provider-proxmox/internal/pvesim"
 	"github.com/kubemox/provider-proxmox/internal/testenv"
 )
@@ -87,7 +79,7 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	code := m.Run()
-	if bad := h.requests.fullSecretListsOrWatches(); len(bad) > 0 {
+	if bad := h.Requests.FullSecretListsOrWatches(); len(bad) > 0 {
 		fmt.Fprintf(os.Stderr, "FAIL: full Secret lists or watches reached the API server: %v\n", bad)
 		code = 1
 	}
@@ -98,72 +90,23 @@ func runMain(m *testing.M) int {
 
 // harness is the provider under test and what the tests drive it with.
 type harness struct {
-	kube     client.Client // uncached, for the tests' own reads and writes
-	p        *provider.Provider
-	sim      *pvesim.Server
-	logs     *syncBuffer
-	requests *requestLog
-	done     chan struct{}
+	*providertest.Harness
+	kube client.Client
+	p    *provider.Provider
+	sim  *pvesim.Server
 }
 
 func startHarness(ctx context.Context, cfg *rest.Config) (*harness, error) {
-	s := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(s); err != nil {
-		return nil, err
-	}
-	if err := apis.AddToScheme(s); err != nil {
-		return nil, err
-	}
-	kube, err := client.New(cfg, client.Options{Scheme: s})
-	if err != nil {
-		return nil, err
-	}
-
-	sim, err := pvesim.Start(pvesim.Options{})
-	if err != nil {
-		return nil, err
-	}
-
-	// Everything the provider logs, at debug level, lands in logs: the
-	// no-secrets test searches it.
-	logs := &syncBuffer{}
-	zl := zap.New(zap.UseDevMode(true), zap.WriteTo(logs))
-	ctrl.SetLogger(zl)
-	klog.SetLogger(zl)
-
-	requests := &requestLog{}
-	pcfg := rest.CopyConfig(cfg)
-	pcfg.Wrap(requests.wrap)
-
-	p, err := provider.New(pcfg, provider.Options{
-		Logger:                   zl,
-		PollInterval:             10 * time.Second,
-		MaxReconcileRate:         10,
-		EnableManagementPolicies: true,
+	ph, err := providertest.Start(ctx, cfg, providertest.Options{
+		Provider: provider.Options{PollInterval: 10 * time.Second, EnableManagementPolicies: true},
 	})
 	if err != nil {
-		sim.Close()
 		return nil, err
 	}
-	hs := &harness{kube: kube, p: p, sim: sim, logs: logs, requests: requests, done: make(chan struct{})}
-	go func() {
-		defer close(hs.done)
-		if err := p.Start(ctx); err != nil {
-			fmt.Fprintln(os.Stderr, "provider stopped:", err)
-		}
-	}()
-	syncCtx, cancel := context.WithTimeout(ctx, wait)
-	defer cancel()
-	if !p.GetCache().WaitForCacheSync(syncCtx) {
-		return nil, fmt.Errorf("provider caches did not sync")
-	}
-	return hs, nil
+	return &harness{Harness: ph, kube: ph.Kube, p: ph.Provider, sim: ph.Sim}, nil
 }
 
-func (hs *harness) stop() {
-	<-hs.done
-	hs.sim.Close()
-}
+func (hs *harness) stop() { hs.Stop() }
 
 // requireHarness skips t when integration tests are disabled.
 func requireHarness(t *testing.T) *harness {
@@ -258,64 +201,3 @@ func (hs *harness) waitReady(t *testing.T, name string, status corev1.ConditionS
 func (hs *harness) simSpec() v1alpha1.ProxmoxConnectionSpec {
 	return v1alpha1.ProxmoxConnectionSpec{Endpoint: hs.sim.URL(), CABundle: string(hs.sim.CAPEM())}
 }
-
-// syncBuffer is an io.Writer safe for the provider's concurrent logging.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// requestLog records the provider's Secret collection requests (lists and
-// watches) with whether they asked for metadata only.
-type requestLog struct {
-	mu   sync.Mutex
-	full []string
-	meta int
-}
-
-// secretCollection matches a list or watch of Secrets, cluster-wide or in a
-// namespace; a get by name has one more path segment.
-var secretCollection = regexp.MustCompile(`^/api/v1/(namespaces/[^/]+/)?secrets/?$`)
-
-func (l *requestLog) wrap(rt http.RoundTripper) http.RoundTripper {
-	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
-		if req.Method == http.MethodGet && secretCollection.MatchString(req.URL.Path) {
-			l.mu.Lock()
-			if strings.Contains(req.Header.Get("Accept"), "as=PartialObjectMetadata") {
-				l.meta++
-			} else {
-				l.full = append(l.full, req.URL.String())
-			}
-			l.mu.Unlock()
-		}
-		return rt.RoundTrip(req)
-	})
-}
-
-func (l *requestLog) fullSecretListsOrWatches() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]string(nil), l.full...)
-}
-
-func (l *requestLog) metadataListsOrWatches() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.meta
-}
-
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

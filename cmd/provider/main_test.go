@@ -1,0 +1,51 @@
+/*
+Copyright 2026 The provider-proxmox Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"testing"
+	"time"
+)
+
+func TestFlagDefaults(t *testing.T) {
+	f, err := parseFlags(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := flags{
+		syncPeriod: time.Hour, pollInterval: time.Minute, maxReconcileRate: 10,
+		enableManagementPolicies: true, metricsBindAddress: ":8080", healthProbeBindAddress: ":8081",
+	}
+	if f != want {
+		t.Errorf("defaults = %+v, want %+v", f, want)
+	}
+}
+
+func TestFlags(t *testing.T) {
+	f, err := parseFlags([]string{"--debug", "--poll=30s", "--sync=5m", "--max-reconcile-rate=3",
+		"--leader-election", "--no-enable-management-policies", "--metrics-bind-address=0", "--health-probe-bind-address=:9000"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := flags{
+		debug: true, syncPeriod: 5 * time.Minute, pollInterval: 30 * time.Second, maxReconcileRate: 3,
+		leaderElection: true, metricsBindAddress: "0", healthProbeBindAddress: ":9000",
+	}
+	if f != want {
+		t.Errorf("flags = %+v, want %+v", f, want)
+	}
+}
