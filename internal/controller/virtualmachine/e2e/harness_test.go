@@ -28,6 +28,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -35,6 +36,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
@@ -61,9 +63,13 @@ const (
 	tokenID  = "root@pam!kubemox"
 	credNS   = "kubemox"
 	credName = "proxmox-credentials"
-	// poll is the provider's poll interval in these tests.
-	poll = 5 * time.Second
+	// poll is the provider's poll interval in these tests: long enough that
+	// a re-observation within seconds is not a coincidence.
+	poll = 20 * time.Second
 )
+
+// currentSecret is the API token secret the connection uses now.
+var currentSecret = "first-secret"
 
 var (
 	env *testenv.Env
@@ -125,10 +131,13 @@ func startHarness(ctx context.Context, cfg *rest.Config) (*harness, error) {
 	if err != nil {
 		return nil, err
 	}
-	sim.AddToken(tokenID, "first-secret")
+	sim.AddToken(tokenID, currentSecret)
 	if err := sim.AddTemplate(node, templateID, templateName); err != nil {
 		return nil, err
 	}
+	// The provider's logs are not needed here; silence controller-runtime's
+	// warning about a missing logger.
+	ctrl.SetLogger(logr.Discard())
 	p, err := provider.New(cfg, provider.Options{PollInterval: poll, MaxReconcileRate: 10, EnableManagementPolicies: true})
 	if err != nil {
 		sim.Close()
@@ -152,7 +161,7 @@ func startHarness(ctx context.Context, cfg *rest.Config) (*harness, error) {
 func (hs *harness) setupConnection(ctx context.Context) error {
 	for _, o := range []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: credNS}},
-		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: credNS, Name: credName}, StringData: map[string]string{"token": "first-secret"}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: credNS, Name: credName}, StringData: map[string]string{"token": currentSecret}},
 		&v1alpha1.ProxmoxConnection{ObjectMeta: metav1.ObjectMeta{Name: connName}, Spec: v1alpha1.ProxmoxConnectionSpec{
 			Endpoint: hs.sim.URL(), TokenID: tokenID, CABundle: string(hs.sim.CAPEM()),
 			SecretFrom: &v1alpha1.SecretKeySelector{Name: credName, Namespace: credNS, Key: "token"},
