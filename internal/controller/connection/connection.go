@@ -180,17 +180,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 
 	if meta.WasDeleted(pc) {
-		return r.reconcileDeletion(ctx, log, pc, users)
+		return requeueOnConflict(r.reconcileDeletion(ctx, log, pc, users))
 	}
 	if err := r.ensureFinalizer(ctx, pc); err != nil {
-		return reconcile.Result{}, err
+		return requeueOnConflict(reconcile.Result{}, err)
 	}
 
 	orig := pc.DeepCopy()
 	pc.SetUsers(users)
 	result := r.verify(ctx, log, pc)
 	if err := r.patchStatus(ctx, orig, pc); err != nil {
-		return reconcile.Result{}, err
+		return requeueOnConflict(reconcile.Result{}, err)
 	}
 	r.recordReadyTransition(orig, pc)
 	return result, nil
@@ -278,11 +278,23 @@ func clientConfig(spec v1alpha1.ProxmoxConnectionSpec, creds credentials) pve.Co
 	}
 }
 
-// patchStatus writes pc's status with a merge patch against orig. This
-// controller is the only writer of the status, so the patch needs no
-// optimistic lock and never fails on a concurrent metadata change.
+// patchStatus writes pc's status with a merge patch against orig, the
+// object as read. A merge patch only carries fields that differ from orig, so
+// one computed from a stale read (the cache lagging our own previous write)
+// could leave a changed field unwritten; the optimistic lock turns that into
+// a conflict, and the caller reconciles again from a fresh read.
 func (r *Reconciler) patchStatus(ctx context.Context, orig, pc *v1alpha1.ProxmoxConnection) error {
+	err := r.kube.Status().Patch(ctx, pc, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
 	// NotFound: the connection was deleted while we reconciled it; its
 	// delete event tidies up.
-	return errors.Wrap(resource.IgnoreNotFound(r.kube.Status().Patch(ctx, pc, client.MergeFrom(orig))), errPatchStatus)
+	return errors.Wrap(resource.IgnoreNotFound(err), errPatchStatus)
+}
+
+// requeueOnConflict asks for a quick retry, without logging an error, when
+// err is a write conflict: the object changed since it was read.
+func requeueOnConflict(result reconcile.Result, err error) (reconcile.Result, error) {
+	if kerrors.IsConflict(errors.Cause(err)) {
+		return reconcile.Result{Requeue: true}, nil
+	}
+	return result, err
 }
