@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -31,7 +32,6 @@ const (
 type benchKind struct {
 	name   string
 	weight int
-	task   bool
 }
 
 // The mix a reconciling provider produces: mostly reads, some writes, few listings.
@@ -48,9 +48,27 @@ type benchEnv struct {
 	upids  []string
 }
 
+// benchCase varies concurrency and whether the /cluster/resources listing is in the mix,
+// so queueing and the listing's share of the latency can be told apart.
+type benchCase struct {
+	name     string
+	workers  int
+	listings bool
+}
+
 func BenchmarkMixedLoad(b *testing.B) {
+	for _, c := range []benchCase{
+		{name: "workers=16", workers: benchWorkers, listings: true},
+		{name: "workers=16-no-listing", workers: benchWorkers, listings: false},
+		{name: "workers=1", workers: 1, listings: true},
+	} {
+		b.Run(c.name, func(b *testing.B) { runMixedLoad(b, c) })
+	}
+}
+
+func runMixedLoad(b *testing.B, c benchCase) {
 	env := newBenchEnv(b)
-	schedule := weightedSchedule()
+	schedule := weightedSchedule(c.listings)
 	lat := make([][]time.Duration, len(benchKinds))
 	var mu sync.Mutex
 	var next atomic.Int64
@@ -58,7 +76,7 @@ func BenchmarkMixedLoad(b *testing.B) {
 	b.ResetTimer()
 	start := time.Now()
 	var wg sync.WaitGroup
-	for w := 0; w < benchWorkers; w++ {
+	for w := 0; w < c.workers; w++ {
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
@@ -91,16 +109,16 @@ func BenchmarkMixedLoad(b *testing.B) {
 	if f := failures.Load(); f > 0 {
 		b.Fatalf("%d of %d requests failed", f, b.N)
 	}
-	reportLatencies(b, lat, elapsed)
+	reportLatencies(b, c, lat, elapsed)
 }
 
-func reportLatencies(b *testing.B, lat [][]time.Duration, elapsed time.Duration) {
+func reportLatencies(b *testing.B, c benchCase, lat [][]time.Duration, elapsed time.Duration) {
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "req/s")
 	if b.N < 1000 {
 		return
 	}
-	fmt.Printf("pvesim mixed load: %d requests, %d workers, %d guests, GOMAXPROCS-bound run took %s: %.0f req/s\n",
-		b.N, benchWorkers, benchGuests, elapsed.Round(time.Millisecond), float64(b.N)/elapsed.Seconds())
+	fmt.Printf("pvesim mixed load %s: %d requests, %d guests, GOMAXPROCS=%d, took %s: %.0f req/s\n",
+		c.name, b.N, benchGuests, runtime.GOMAXPROCS(0), elapsed.Round(time.Millisecond), float64(b.N)/elapsed.Seconds())
 	for k, kind := range benchKinds {
 		d := lat[k]
 		if len(d) == 0 {
@@ -117,16 +135,22 @@ func reportLatencies(b *testing.B, lat [][]time.Duration, elapsed time.Duration)
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // weightedSchedule spreads the kinds over a 100-slot cycle by weight.
-func weightedSchedule() []int {
+func weightedSchedule(listings bool) []int {
 	var out []int
 	for k, kind := range benchKinds {
+		if kind.name == "cluster-resources" && !listings {
+			continue
+		}
 		for i := 0; i < kind.weight; i++ {
 			out = append(out, k)
 		}
 	}
-	// Interleave so consecutive requests differ in kind.
-	sort.SliceStable(out, func(i, j int) bool { return (i*37)%len(out) < (j*37)%len(out) })
-	return out
+	// Interleave with a stride coprime to the cycle length so kinds do not come in runs.
+	mixed := make([]int, len(out))
+	for i := range out {
+		mixed[i] = out[(i*37)%len(out)]
+	}
+	return mixed
 }
 
 func newBenchEnv(b *testing.B) *benchEnv {

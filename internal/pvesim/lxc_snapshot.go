@@ -241,11 +241,14 @@ func handleLXCInterfaces(s *Server, r *request) (any, error) {
 		if err != nil {
 			continue
 		}
-		name := m["name"]
+		name, hw := m["name"], m["hwaddr"]
 		if name == "" {
 			name = "eth" + strconv.Itoa(idx)
 		}
-		out = append(out, lxcInterface(name, m["hwaddr"], lxcIPv4(m["ip"], g.VMID, idx), lxcIPv6(m["ip6"], g.VMID, idx)))
+		if hw == "" {
+			hw = macFor(g.VMID, idx)
+		}
+		out = append(out, lxcInterface(name, hw, lxcIPv4(m["ip"], g.VMID, idx), lxcIPv6(m["ip6"], g.VMID, idx)))
 	}
 	return out, nil
 }
