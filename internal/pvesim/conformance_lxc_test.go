@@ -269,3 +269,57 @@ func TestLXCCreateLockAndErrors(t *testing.T) {
 		t.Fatalf("protected delete: %d %q", res.Status, res.message())
 	}
 }
+
+func TestLXCTemplateClonesAndTargets(t *testing.T) {
+	sim := startSim(t, pvesim.Options{Nodes: []string{"pve", "other"}, SharedStorage: "shared",
+		TaskDurations: map[string]time.Duration{"vzclone": 200 * time.Millisecond}})
+	ctx := testCtx(t)
+	c := tokenClient(t, sim)
+	for _, seed := range []pvesim.GuestSeed{
+		{Kind: "lxc", Node: "pve", VMID: 9100, Template: true, Config: map[string]string{"hostname": "tmpl-local", "rootfs": "local-lvm:2", "net0": "name=eth0,bridge=vmbr0,ip=dhcp"}},
+		{Kind: "lxc", Node: "pve", VMID: 9200, Template: true, Config: map[string]string{"hostname": "tmpl-shared", "rootfs": "shared:2"}},
+	} {
+		if err := sim.AddGuest(seed); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tmpl := c.NodeRef("pve").ContainerRef(9100)
+
+	// Parallel linked clones of one template all succeed; the template stays unlocked.
+	tasks := map[int]*proxmox.Task{}
+	for _, id := range []int{201, 202, 203} {
+		_, task, err := tmpl.Clone(ctx, &proxmox.ContainerCloneOptions{NewID: id, Hostname: fmt.Sprintf("web%d", id)})
+		if err != nil {
+			t.Fatalf("clone %d: %v", id, err)
+		}
+		tasks[id] = task
+	}
+	eventually(t, "placeholder locked clone", func() bool { g, ok := sim.Guest(201); return ok && g.Lock == "clone" })
+	if g, _ := sim.Guest(9100); g.Lock != "" {
+		t.Fatalf("template must not be locked: %q", g.Lock)
+	}
+	for id, task := range tasks {
+		if err := waitTask(t, c, task); err != nil {
+			t.Fatalf("clone %d: %v", id, err)
+		}
+		cfg := rawConfig(ctx, t, c, "pve", id, "")
+		if cfg["hostname"] != fmt.Sprintf("web%d", id) || cfg["rootfs"] != fmt.Sprintf("local-lvm:vm-%d-disk-0,size=2G", id) || cfg["template"] != nil {
+			t.Fatalf("clone %d config: %v", id, cfg)
+		}
+		if net0, _ := cfg["net0"].(string); !strings.Contains(net0, fmt.Sprintf("hwaddr=BC:24:11:00:%02X:00", id&0xff)) {
+			t.Fatalf("clone %d keeps the template's MAC: %v", id, net0)
+		}
+	}
+
+	if _, _, err := tmpl.Clone(ctx, &proxmox.ContainerCloneOptions{NewID: 202}); err == nil || !strings.Contains(err.Error(), "CT 202 already exists on node 'pve'") {
+		t.Fatalf("clone onto a taken VMID: %v", err)
+	}
+	if _, _, err := tmpl.Clone(ctx, &proxmox.ContainerCloneOptions{NewID: 300, Target: "other"}); err == nil || !strings.Contains(err.Error(), "not shared") {
+		t.Fatalf("clone of local storage to another node: %v", err)
+	}
+	_, task, err := c.NodeRef("pve").ContainerRef(9200).Clone(ctx, &proxmox.ContainerCloneOptions{NewID: 300, Target: "other"})
+	mustWait(t, c, "clone to other node", task, err)
+	if g, ok := sim.Guest(300); !ok || g.Node != "other" || !strings.HasPrefix(g.Config["rootfs"], "shared:") {
+		t.Fatalf("clone on other node: %+v", g)
+	}
+}
