@@ -248,8 +248,8 @@ func TestRotation(t *testing.T) {
 	if _, err := current.Verify(context.Background()); err != nil {
 		t.Fatalf("current client Verify: %v", err)
 	}
-	// Let a periodic re-verification happen as well (poll is 10s).
-	time.Sleep(11 * time.Second)
+	// Let a periodic re-verification happen as well (poll is 5s).
+	time.Sleep(6 * time.Second)
 	by := hs.sim.Counters().ByCredentialSecret
 	if n := by[pvesim.CredentialFingerprint(oldSecret)]; n != 0 {
 		t.Errorf("%d requests used the rotated-away secret after the rotation was reconciled", n)

@@ -98,7 +98,7 @@ type harness struct {
 
 func startHarness(ctx context.Context, cfg *rest.Config) (*harness, error) {
 	ph, err := providertest.Start(ctx, cfg, providertest.Options{
-		Provider: provider.Options{PollInterval: 10 * time.Second, EnableManagementPolicies: true},
+		Provider: provider.Options{PollInterval: 5 * time.Second, EnableManagementPolicies: true},
 	})
 	if err != nil {
 		return nil, err
