@@ -18,6 +18,7 @@ package virtualmachine
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -483,4 +484,97 @@ func TestDeleteShutsDownThenDestroys(t *testing.T) {
 	if _, ok := f.sim.Guest(templateID); !ok {
 		t.Error("template deleted")
 	}
+}
+
+// ourStarts counts qmstart tasks the provider's token started on vmid.
+func (f *fixture) ourStarts(t *testing.T, vmid int) int {
+	t.Helper()
+	tasks, err := f.cl.GuestTasks(context.Background(), testNode, vmid, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, task := range tasks {
+		u, err := pve.ParseUPID(task.UPID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if task.Type == "qmstart" && strings.Contains(u.User, "!kubemox") {
+			n++
+		}
+	}
+	return n
+}
+
+func TestPendingChangeAppliedByOneReboot(t *testing.T) {
+	// PVE's own start after the reboot takes a while: the provider must not
+	// start the VM itself meanwhile.
+	f := newFixture(t, pvesim.Options{TaskDurations: map[string]time.Duration{"qmstart": 400 * time.Millisecond}})
+	cr := cloneVM("reboot")
+	f.store(t, cr, true)
+	f.converge(t, cr, 60)
+	vmid, _ := vmidOf(meta.GetExternalName(cr))
+	cr.Spec.Template.Cores = 8
+	cr.Generation++
+	f.converge(t, cr, 200)
+	g, _ := f.sim.Guest(vmid)
+	if g.Config["cores"] != "8" || g.Status != "running" || len(g.Pending) != 0 {
+		t.Errorf("after the reboot: cores=%s status=%s pending=%v", g.Config["cores"], g.Status, g.Pending)
+	}
+	if !f.log.has("Rebooted") {
+		t.Error("no Rebooted event")
+	}
+	if n := f.ourStarts(t, vmid); n != 1 {
+		t.Errorf("the provider started the VM %d times, want once (the first start)", n)
+	}
+}
+
+func TestRebootPolicyNeverReportsPendingKeys(t *testing.T) {
+	f := newFixture(t, pvesim.Options{})
+	cr := cloneVM("noreboot")
+	cr.Spec.RebootPolicy = v1alpha1.RebootPolicyNever
+	f.store(t, cr, true)
+	f.converge(t, cr, 30)
+	vmid, _ := vmidOf(meta.GetExternalName(cr))
+	cr.Spec.Template.Cores = 6
+	cr.Generation++
+	f.converge(t, cr, 30)
+	g, _ := f.sim.Guest(vmid)
+	if g.Pending["cores"] != "6" {
+		t.Fatalf("cores not pending: config %s pending %v", g.Config["cores"], g.Pending)
+	}
+	if f.log.has("Rebooted") {
+		t.Error("rebooted although rebootPolicy is Never")
+	}
+	if fmt.Sprint(cr.Status.PendingChanges) != "[cores]" {
+		t.Errorf("status.pendingChanges = %v, want [cores]", cr.Status.PendingChanges)
+	}
+}
+
+func TestFailedTaskSurfacesOnReady(t *testing.T) {
+	f := newFixture(t, pvesim.Options{})
+	cr := cloneVM("fail")
+	f.store(t, cr, true)
+	f.converge(t, cr, 30)
+	f.sim.SetFaults(pvesim.Faults{Rules: []pvesim.FaultRule{{Method: "PUT", PathPattern: "/nodes/*/qemu/*/resize", TaskFailureRate: 1, TaskFailureMessage: "storage full"}}})
+	cr.Spec.Template.Disk[0].Size = 40
+	cr.Generation++
+	ctx := context.Background()
+	for i := 0; i < 20; i++ {
+		e := f.external()
+		obs, err := e.Observe(ctx, cr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := cr.GetCondition(xpv2.TypeReady); c.Status == corev1.ConditionFalse && strings.Contains(c.Message, "storage full") {
+			return
+		}
+		if !obs.ResourceUpToDate {
+			if _, err := e.Update(ctx, cr); err != nil {
+				t.Fatal(err)
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("the failed resize never showed on Ready: %+v", cr.Status.Conditions)
 }

@@ -464,7 +464,9 @@ func (e *external) fillStatus(cr *v1alpha1.VirtualMachine, o *observation, row *
 // corrected does not flip it, only a lock, a task, a stopped guest that
 // should run, or a failed task.
 func (e *external) setReady(cr *v1alpha1.VirtualMachine, o *observation, manage bool) {
-	if lt := cr.Status.LastTask; lt != nil && lt.Status == taskStopped && lt.ExitStatus != "" && lt.ExitStatus != "OK" && !strings.HasPrefix(lt.ExitStatus, "WARNINGS") {
+	converged := o.plan.Empty() && !o.needMarker && !o.needPass && !o.needStart && !o.needReboot
+	// A failed task matters while what it was for is still not done.
+	if lt := cr.Status.LastTask; manage && !converged && lt != nil && lt.Status == taskStopped && taskFailed(lt.ExitStatus) {
 		cr.SetConditions(xpv2.Unavailable().WithMessage("Proxmox VE task " + lt.Type + " failed: " + lt.ExitStatus))
 		return
 	}
@@ -476,7 +478,7 @@ func (e *external) setReady(cr *v1alpha1.VirtualMachine, o *observation, manage 
 	case o.wasReady:
 		ready = !busy && !o.needStart
 	default:
-		ready = !busy && o.plan.Empty() && !o.needMarker && !o.needPass && !o.needStart && !o.needReboot && !rebootUnderway(cr)
+		ready = !busy && converged && !rebootUnderway(cr)
 	}
 	switch {
 	case ready:
@@ -486,6 +488,10 @@ func (e *external) setReady(cr *v1alpha1.VirtualMachine, o *observation, manage 
 	default:
 		cr.SetConditions(xpv2.Creating())
 	}
+}
+
+func taskFailed(exit string) bool {
+	return exit != "" && exit != "OK" && !strings.HasPrefix(exit, "WARNINGS")
 }
 
 // connectionDetails publishes how to reach the VM; never a Proxmox

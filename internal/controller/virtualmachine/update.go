@@ -20,6 +20,7 @@ import (
 	"context"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
@@ -148,6 +149,9 @@ func (e *external) applyPower(ctx context.Context, cr *v1alpha1.VirtualMachine, 
 	}
 	switch {
 	case o.needStart && !st.Running():
+		if busy, err := e.rebootOrTaskUnderway(ctx, o.ref); err != nil || busy {
+			return err
+		}
 		upid, err := e.cl.StartGuest(ctx, o.ref)
 		if err != nil {
 			_, err = e.busy(err, "start")
@@ -167,6 +171,35 @@ func (e *external) applyPower(ctx context.Context, cr *v1alpha1.VirtualMachine, 
 		e.record.Event(cr, event.Normal("Rebooted", "rebooting to apply pending changes: "+strings.Join(o.pendingKeys, ", ")))
 	}
 	return nil
+}
+
+// rebootSettle is how long after a reboot task ended PVE's own start may
+// still be on its way (qmeventd starts it after the reboot's stop).
+const rebootSettle = 60 * time.Second
+
+// rebootOrTaskUnderway asks PVE's task list (only when about to start a
+// stopped guest) whether a task on the guest runs, or a reboot ended so
+// recently that PVE's own start is still coming: starting then would race
+// PVE.
+func (e *external) rebootOrTaskUnderway(ctx context.Context, ref pve.GuestRef) (bool, error) {
+	tasks, err := e.cl.GuestTasks(ctx, ref.Node, ref.VMID, 10)
+	if err != nil {
+		return false, err
+	}
+	var lastReboot, lastStart int64
+	for _, t := range tasks {
+		if t.Running {
+			return true, nil
+		}
+		switch t.Type {
+		case "qmreboot":
+			lastReboot = max(lastReboot, t.EndTime)
+		case "qmstart":
+			lastStart = max(lastStart, t.StartTime)
+		}
+	}
+	recent := lastReboot > 0 && time.Since(time.Unix(lastReboot, 0)) < rebootSettle
+	return recent && lastStart < lastReboot, nil
 }
 
 // afterBoot forgets what a boot changes: the IP is asked again, and
