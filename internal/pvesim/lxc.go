@@ -556,6 +556,7 @@ func handleLXCDelete(s *Server, r *request) (any, error) {
 	if g.running() && !r.bool("force") {
 		return nil, errInternal("unable to destroy CT %d - container is running", g.VMID)
 	}
+	unreferenced := r.bool("destroy-unreferenced-disks")
 	return s.startTask(r, taskDef{Type: "vzdestroy", ID: strconv.Itoa(g.VMID), Node: g.Node,
 		Begin: func(*task) error {
 			if g.running() {
@@ -566,6 +567,9 @@ func handleLXCDelete(s *Server, r *request) (any, error) {
 		},
 		Finish: func(*task) error {
 			s.freeGuestVolumes(g)
+			if unreferenced {
+				s.freeOwnedVolumes(g.Node, g.VMID)
+			}
 			s.removeGuest(g)
 			return nil
 		},
