@@ -167,8 +167,12 @@ func TestLXCLifecycleWithGoProxmox(t *testing.T) {
 	if rf := rawConfig(ctx, t, c, "pve", 100, "")["rootfs"]; rf != "local-lvm:base-100-disk-0,size=10G" {
 		t.Fatalf("template rootfs: %v", rf)
 	}
-	if _, err := ct.Start(ctx); err == nil {
-		t.Fatal("a template must not start")
+	task, err = ct.Start(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := waitTask(t, c, task); !proxmox.IsTaskFailed(err) || !strings.Contains(err.Error(), "you can't start a CT if it's a template") {
+		t.Fatalf("a template must not start (a vzstart task failure): %v", err)
 	}
 
 	cl, err := c.Cluster(ctx)

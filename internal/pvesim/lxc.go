@@ -738,26 +738,40 @@ func handleLXCStart(s *Server, r *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := lxcCheckLock(g, r); err != nil {
-		return nil, err
-	}
-	if g.isTemplate() {
-		return nil, errInternal("you can't start a CT if it's a template")
-	}
 	if g.running() {
 		return nil, errInternal("CT %d already running", g.VMID)
 	}
-	return s.lxcPowerTask(r, g, "vzstart", func() {
+	// pve-container checks the template flag and the lock inside the vzstart worker.
+	return s.lxcPowerTask(r, g, "vzstart", func() error {
+		if g.isTemplate() {
+			return fmt.Errorf("you can't start a CT if it's a template")
+		}
+		return lxcCheckLock(g, r)
+	}, func() {
 		g.applyPending()
 		s.setStatus(g, StatusRunning)
 	}), nil
 }
 
-func (s *Server) lxcPowerTask(r *request, g *guest, typ string, apply func()) string {
+// lxcPowerTask runs a power action as a worker: check runs when the worker loads the
+// config (its failure is a task failure, as in pve-container), apply when it is done.
+func (s *Server) lxcPowerTask(r *request, g *guest, typ string, check func() error, apply func()) string {
+	exists := func() error {
+		if cur, ok := s.st.guests[g.VMID]; !ok || cur != g {
+			return errNoConfig(KindLXC, g.Node, g.VMID)
+		}
+		return nil
+	}
 	return s.startTask(r, taskDef{Type: typ, ID: strconv.Itoa(g.VMID), Node: g.Node,
+		Begin: func(*task) error {
+			if err := exists(); err != nil {
+				return err
+			}
+			return check()
+		},
 		Finish: func(*task) error {
-			if cur, ok := s.st.guests[g.VMID]; !ok || cur != g {
-				return fmt.Errorf("CT %d does not exist", g.VMID)
+			if err := exists(); err != nil {
+				return err
 			}
 			apply()
 			return nil
@@ -776,13 +790,10 @@ func handleLXCStop(s *Server, r *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := lxcCheckLock(g, r); err != nil {
-		return nil, err
-	}
 	if err := s.lxcRequireRunning(g); err != nil {
 		return nil, err
 	}
-	return s.lxcPowerTask(r, g, "vzstop", func() { s.setStatus(g, StatusStopped) }), nil
+	return s.lxcPowerTask(r, g, "vzstop", func() error { return lxcCheckLock(g, r) }, func() { s.setStatus(g, StatusStopped) }), nil
 }
 
 func handleLXCShutdown(s *Server, r *request) (any, error) {
@@ -790,13 +801,10 @@ func handleLXCShutdown(s *Server, r *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := lxcCheckLock(g, r); err != nil {
-		return nil, err
-	}
 	if err := s.lxcRequireRunning(g); err != nil {
 		return nil, err
 	}
-	return s.lxcPowerTask(r, g, "vzshutdown", func() { s.setStatus(g, StatusStopped) }), nil
+	return s.lxcPowerTask(r, g, "vzshutdown", func() error { return lxcCheckLock(g, r) }, func() { s.setStatus(g, StatusStopped) }), nil
 }
 
 // handleLXCReboot restarts the container inside one task, applying pending changes.
@@ -805,13 +813,10 @@ func handleLXCReboot(s *Server, r *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := lxcCheckLock(g, r); err != nil {
-		return nil, err
-	}
 	if err := s.lxcRequireRunning(g); err != nil {
 		return nil, err
 	}
-	return s.lxcPowerTask(r, g, "vzreboot", func() {
+	return s.lxcPowerTask(r, g, "vzreboot", func() error { return lxcCheckLock(g, r) }, func() {
 		s.setStatus(g, StatusStopped)
 		g.applyPending()
 		s.setStatus(g, StatusRunning)
