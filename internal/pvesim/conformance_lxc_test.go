@@ -289,41 +289,53 @@ func TestLXCTemplateClonesAndTargets(t *testing.T) {
 	}
 	tmpl := c.NodeRef("pve").ContainerRef(9100)
 
-	// Parallel linked clones of one template all succeed; the template stays unlocked.
-	tasks := map[int]*proxmox.Task{}
-	for _, id := range []int{201, 202, 203} {
+	// pve-container locks the source with 'disk' for the whole clone and writes the new
+	// config at once, locked 'create': a second clone of the same template is refused.
+	_, first, err := tmpl.Clone(ctx, &proxmox.ContainerCloneOptions{NewID: 201, Hostname: "web201"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, ok := sim.Guest(201); !ok || g.Lock != "create" || g.Config["hostname"] != "web201" || g.Config["rootfs"] != "" {
+		t.Fatalf("new config during vzclone: %+v", g)
+	}
+	if g, _ := sim.Guest(9100); g.Lock != "disk" {
+		t.Fatalf("source lock during vzclone: %q", g.Lock)
+	}
+	if _, _, err := tmpl.Clone(ctx, &proxmox.ContainerCloneOptions{NewID: 202}); err == nil || !strings.Contains(err.Error(), "CT is locked (disk)") {
+		t.Fatalf("parallel clone of one CT: %v", err)
+	}
+	if err := waitTask(t, c, first); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []int{202, 203} {
 		_, task, err := tmpl.Clone(ctx, &proxmox.ContainerCloneOptions{NewID: id, Hostname: fmt.Sprintf("web%d", id)})
-		if err != nil {
-			t.Fatalf("clone %d: %v", id, err)
-		}
-		tasks[id] = task
+		mustWait(t, c, "clone", task, err)
 	}
-	eventually(t, "placeholder locked clone", func() bool { g, ok := sim.Guest(201); return ok && g.Lock == "clone" })
 	if g, _ := sim.Guest(9100); g.Lock != "" {
-		t.Fatalf("template must not be locked: %q", g.Lock)
+		t.Fatalf("template still locked: %q", g.Lock)
 	}
-	for id, task := range tasks {
-		if err := waitTask(t, c, task); err != nil {
-			t.Fatalf("clone %d: %v", id, err)
-		}
+	for _, id := range []int{201, 202, 203} {
 		cfg := rawConfig(ctx, t, c, "pve", id, "")
-		if cfg["hostname"] != fmt.Sprintf("web%d", id) || cfg["rootfs"] != fmt.Sprintf("local-lvm:vm-%d-disk-0,size=2G", id) || cfg["template"] != nil {
+		if cfg["hostname"] != fmt.Sprintf("web%d", id) || cfg["rootfs"] != fmt.Sprintf("local-lvm:vm-%d-disk-0,size=2G", id) || cfg["template"] != nil || cfg["lock"] != nil {
 			t.Fatalf("clone %d config: %v", id, cfg)
 		}
 		if net0, _ := cfg["net0"].(string); !strings.Contains(net0, fmt.Sprintf("hwaddr=BC:24:11:00:%02X:00", id&0xff)) {
 			t.Fatalf("clone %d keeps the template's MAC: %v", id, net0)
 		}
 	}
-
+	if _, _, err := tmpl.Clone(ctx, &proxmox.ContainerCloneOptions{NewID: 300, Full: true, Storage: "local"}); err != nil {
+		t.Fatalf("full clone to a storage without rootdir is refused by the task, not the request: %v", err)
+	}
+	eventually(t, "failed clone cleaned up", func() bool { _, ok := sim.Guest(300); return !ok })
 	if _, _, err := tmpl.Clone(ctx, &proxmox.ContainerCloneOptions{NewID: 202}); err == nil || !strings.Contains(err.Error(), "CT 202 already exists on node 'pve'") {
 		t.Fatalf("clone onto a taken VMID: %v", err)
 	}
-	if _, _, err := tmpl.Clone(ctx, &proxmox.ContainerCloneOptions{NewID: 300, Target: "other"}); err == nil || !strings.Contains(err.Error(), "not shared") {
+	if _, _, err := tmpl.Clone(ctx, &proxmox.ContainerCloneOptions{NewID: 300, Target: "other"}); err == nil || !strings.Contains(err.Error(), "can't clone CT to node 'other' (CT uses local storage)") {
 		t.Fatalf("clone of local storage to another node: %v", err)
 	}
 	_, task, err := c.NodeRef("pve").ContainerRef(9200).Clone(ctx, &proxmox.ContainerCloneOptions{NewID: 300, Target: "other"})
 	mustWait(t, c, "clone to other node", task, err)
-	if g, ok := sim.Guest(300); !ok || g.Node != "other" || !strings.HasPrefix(g.Config["rootfs"], "shared:") {
+	if g, ok := sim.Guest(300); !ok || g.Node != "other" || g.Lock != "" || !strings.HasPrefix(g.Config["rootfs"], "shared:") {
 		t.Fatalf("clone on other node: %+v", g)
 	}
 }

@@ -577,16 +577,13 @@ func handleLXCDelete(s *Server, r *request) (any, error) {
 	}), nil
 }
 
+// handleLXCClone follows pve-container: the request locks the source with 'disk' (so a
+// second clone of the same container is refused until the first ends), writes the new
+// config at once with lock 'create' and everything but the mount points, then the vzclone
+// worker copies the volumes, unlocks both and moves the config to the target node.
 func handleLXCClone(s *Server, r *request) (any, error) {
 	src, err := s.lxcGuest(r)
 	if err != nil {
-		return nil, err
-	}
-	newid := r.int("newid")
-	if g, ok := s.st.guests[newid]; ok {
-		return nil, lxcVMIDUsedErr(g)
-	}
-	if err := lxcCheckLock(src, r); err != nil {
 		return nil, err
 	}
 	if err := s.poolCheckParam(r); err != nil {
@@ -599,56 +596,65 @@ func handleLXCClone(s *Server, r *request) (any, error) {
 			return nil, err
 		}
 	}
-	srcCfg := src.Config
-	if r.has("snapname") {
-		sn := lxcSnapshot(src, r.str("snapname"))
-		if sn == nil {
-			return nil, errInternal("snapshot '%s' does not exist", r.str("snapname"))
-		}
-		srcCfg = sn.Config
-	}
-	if err := s.lxcCheckCloneStorage(src, srcCfg, target, r); err != nil {
+	if err := s.lxcCheckCloneStorage(src, target, r); err != nil {
 		return nil, err
 	}
-	srcCopy := copyMap(srcCfg)
-	var placeholder *guest
+	if err := lxcCheckLock(src, r); err != nil {
+		return nil, err
+	}
+	newid := r.int("newid")
+	if g, ok := s.st.guests[newid]; ok {
+		return nil, lxcVMIDUsedErr(g)
+	}
+	full := !src.isTemplate()
+	if r.has("full") {
+		full = r.bool("full")
+	}
+	cfg, err := s.lxcCloneSource(src, target, full, r)
+	if err != nil {
+		return nil, err
+	}
+	g := newGuest(KindLXC, src.Node, newid)
+	for k, v := range cfg {
+		if !isLXCDiskKey(k) {
+			g.Config[k] = v
+		}
+	}
+	g.Config["lock"] = "create"
+	src.Config["lock"] = "disk"
+	s.addGuest(g, false)
+	s.touch(src)
 	return s.startTask(r, taskDef{Type: "vzclone", ID: strconv.Itoa(src.VMID), Node: src.Node,
-		Begin: func(*task) error {
-			if g, ok := s.st.guests[newid]; ok {
-				return lxcVMIDUsedErr(g)
+		Finish: func(t *task) error {
+			if err := s.lxcCloneMounts(g, src, cfg, full, r, t); err != nil {
+				return fmt.Errorf("clone failed: %s", err.Error())
 			}
-			placeholder = newGuest(KindLXC, target, newid)
-			placeholder.Config["lock"] = "clone"
-			s.addGuest(placeholder, false)
+			s.lxcFinishClone(g, src, target, r)
 			return nil
 		},
-		Finish: func(t *task) error { return s.lxcFinishClone(placeholder, src, srcCopy, r, t) },
 		OnFail: func() {
-			if placeholder != nil {
-				s.lxcDropGuest(placeholder)
-			}
+			s.lxcUnlock(src, "disk")
+			s.lxcDropGuest(g)
 		},
 	}), nil
 }
 
-// lxcCheckCloneStorage applies the target-node and storage rules before a clone starts.
-func (s *Server) lxcCheckCloneStorage(src *guest, cfg map[string]string, target string, r *request) error {
-	if r.has("storage") {
-		st, ok := s.st.storage(target, r.str("storage"))
-		if !ok {
-			return errInternal("storage '%s' does not exist", r.str("storage"))
-		}
-		if !st.supports("rootdir") {
-			return errParam("storage", fmt.Sprintf("storage '%s' does not support container directories", st.ID))
-		}
-	}
-	if target == src.Node {
+// lxcCheckCloneStorage applies clone's storage rules: it must exist, and be shared to be
+// used on another node.
+func (s *Server) lxcCheckCloneStorage(src *guest, target string, r *request) error {
+	if !r.has("storage") {
 		return nil
 	}
-	for _, k := range driveKeys(src, cfg) {
-		vol, _ := driveVolume(cfg[k])
-		if st, _, ok := s.findVolume(src.Node, vol); ok && !st.Shared {
-			return errInternal("Can't clone to other node - storage '%s' is not shared", st.ID)
+	st, ok := s.st.storage(src.Node, r.str("storage"))
+	if !ok {
+		return errInternal("storage '%s' does not exist", r.str("storage"))
+	}
+	if target != src.Node {
+		if _, ok := s.st.storage(target, st.ID); !ok {
+			return errInternal("storage '%s' is not available on node '%s'", st.ID, target)
+		}
+		if !st.Shared {
+			return errInternal("can't clone to non-shared storage '%s'", st.ID)
 		}
 	}
 	return nil
@@ -657,45 +663,103 @@ func (s *Server) lxcCheckCloneStorage(src *guest, cfg map[string]string, target 
 // lxcCloneSkip are source keys a clone never copies.
 var lxcCloneSkip = map[string]bool{"lock": true, "template": true, "parent": true, "snapstate": true, "snaptime": true, "vmstate": true}
 
-func (s *Server) lxcFinishClone(g, src *guest, cfg map[string]string, r *request, t *task) error {
-	full := !src.isTemplate() || r.bool("full")
-	for _, k := range sortedKeys(cfg) {
+// lxcCloneSource builds the new config from the source (or its snapshot) with the checks
+// pve-container makes before it forks the worker.
+func (s *Server) lxcCloneSource(src *guest, target string, full bool, r *request) (map[string]string, error) {
+	if r.has("storage") && !full {
+		return nil, errInternal("parameter 'storage' not allowed for linked clones")
+	}
+	srcCfg := src.Config
+	if r.has("snapname") {
+		sn := lxcSnapshot(src, r.str("snapname"))
+		if sn == nil {
+			return nil, errInternal("snapshot '%s' does not exist", r.str("snapname"))
+		}
+		srcCfg = sn.Config
+	}
+	shared := true
+	out := map[string]string{}
+	for _, k := range sortedKeys(srcCfg) {
 		if lxcCloneSkip[k] || strings.HasPrefix(k, "unused") {
 			continue
 		}
-		v := cfg[k]
+		v := srcCfg[k]
 		if isLXCDiskKey(k) {
-			nv, err := s.lxcCloneMount(g, src, k, v, full, r)
-			if err != nil {
-				return err
+			vol, _ := driveVolume(v)
+			st, _, ok := s.findVolume(src.Node, vol)
+			if !ok {
+				return nil, errInternal("unable to clone mountpoint '%s' (type bind)", k)
 			}
-			t.logf("create %s clone of %s", map[bool]string{true: "full", false: "linked"}[full], k)
-			v = nv
+			if r.has("storage") {
+				st, _ = s.st.storage(src.Node, r.str("storage"))
+			}
+			shared = shared && st != nil && st.Shared
+			if full && src.running() && !r.has("snapname") {
+				return nil, errInternal("Cannot do full clones on a running container without snapshots")
+			}
 		}
-		g.Config[k] = v
-	}
-	for k, v := range g.Config {
 		if base, idx, ok := splitIndexed(k); ok && base == "net" {
-			g.Config[k] = lxcRegenHWAddr(v, g.VMID, idx)
+			v = lxcRegenHWAddr(v, r.int("newid"), idx)
 		}
+		out[k] = v
 	}
-	if r.has("hostname") {
-		g.Config["hostname"] = r.str("hostname")
+	if target != src.Node && !shared {
+		return nil, errInternal("can't clone CT to node '%s' (CT uses local storage)", target)
 	}
-	if r.has("description") {
-		g.Config["description"] = r.str("description")
+	if r.str("hostname") != "" {
+		out["hostname"] = r.str("hostname")
 	}
-	delete(g.Config, "lock")
+	if r.str("description") != "" {
+		out["description"] = r.str("description")
+	}
+	return out, nil
+}
+
+// lxcCloneMounts copies (full) or links every mount point into the new container.
+func (s *Server) lxcCloneMounts(g, src *guest, cfg map[string]string, full bool, r *request, t *task) error {
+	for _, k := range sortedKeys(cfg) {
+		if !isLXCDiskKey(k) {
+			continue
+		}
+		nv, err := s.lxcCloneMount(g, src, cfg[k], full, r)
+		if err != nil {
+			return err
+		}
+		if full {
+			t.logf("create full clone of mountpoint %s (%s)", k, cfg[k])
+		} else {
+			t.logf("create linked clone of mount point %s (%s)", k, cfg[k])
+		}
+		g.Config[k] = nv
+	}
+	return nil
+}
+
+// lxcFinishClone unlocks source and clone, adds the pool and moves the config to the target.
+func (s *Server) lxcFinishClone(g, src *guest, target string, r *request) {
+	s.lxcUnlock(src, "disk")
 	if r.has("pool") {
 		s.poolSetGuest(g, r.str("pool"))
 	}
+	delete(g.Config, "lock")
+	if target != g.Node {
+		s.moveVolumes(g, target)
+		g.Node = target
+	}
 	s.touch(g)
-	return nil
+}
+
+// lxcUnlock removes a lock if it is still the one this operation set.
+func (s *Server) lxcUnlock(g *guest, lock string) {
+	if g.Config["lock"] == lock {
+		delete(g.Config, "lock")
+		s.touch(g)
+	}
 }
 
 // lxcCloneMount copies one mount point's volume for the clone (a linked clone keeps the base
 // image as parent).
-func (s *Server) lxcCloneMount(g, src *guest, key, value string, full bool, r *request) (string, error) {
+func (s *Server) lxcCloneMount(g, src *guest, value string, full bool, r *request) (string, error) {
 	vol, opts := driveVolume(value)
 	st, sv, ok := s.findVolume(src.Node, vol)
 	if !ok {
@@ -712,7 +776,6 @@ func (s *Server) lxcCloneMount(g, src *guest, key, value string, full bool, r *r
 	if !full {
 		nv.Parent = vol
 	}
-	_ = key
 	return driveValue(nv.VolID, opts), nil
 }
 

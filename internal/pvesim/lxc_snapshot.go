@@ -197,27 +197,24 @@ func handleLXCTemplate(s *Server, r *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if g.isTemplate() {
-		return nil, errInternal("you can't convert a template to a template")
-	}
 	if err := lxcCheckLock(g, r); err != nil {
 		return nil, err
-	}
-	if g.running() {
-		return nil, errInternal("you can't convert a CT to template if the CT is running")
 	}
 	if len(g.Snapshots) > 0 {
 		return nil, errInternal("unable to create template, because CT contains snapshots")
 	}
+	if g.isTemplate() {
+		return nil, errInternal("you can't convert a template to a template")
+	}
+	if g.running() {
+		return nil, errInternal("you can't convert a CT to template if the CT is running")
+	}
 	s.startTask(r, taskDef{Type: "vztemplate", ID: strconv.Itoa(g.VMID), Node: g.Node,
-		Begin: func(*task) error { g.Config["lock"] = "disk"; return nil },
 		Finish: func(*task) error {
-			delete(g.Config, "lock")
 			s.makeTemplate(g)
 			s.touch(g)
 			return nil
 		},
-		OnFail: func() { delete(g.Config, "lock") },
 	})
 	return nil, nil
 }
