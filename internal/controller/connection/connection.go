@@ -56,8 +56,8 @@ const (
 	// that may be slowed down by PVE's delay on failed authentication.
 	reconcileTimeout = 2 * time.Minute
 
-	// failureRequeue is how soon a connection that is not Ready is checked
-	// again when no watch event arrives first.
+	// failureRequeue bounds how long a connection that is not Ready waits
+	// for its next check when no watch event arrives first.
 	failureRequeue = 30 * time.Second
 
 	errGetConnection   = "cannot get ProxmoxConnection"
@@ -208,7 +208,7 @@ func (r *Reconciler) verify(ctx context.Context, log logging.Logger, pc *v1alpha
 		r.clients.Remove(pc.GetName())
 		pc.Status.SetConditions(notReady(pc, reasonOf(err), err.Error()))
 		log.Debug("Cannot resolve credentials", "error", err)
-		return reconcile.Result{RequeueAfter: failureRequeue}
+		return reconcile.Result{RequeueAfter: r.retryAfter()}
 	}
 
 	fp := fingerprint(pc.GetGeneration(), observed)
@@ -217,7 +217,7 @@ func (r *Reconciler) verify(ctx context.Context, log logging.Logger, pc *v1alpha
 		r.clients.Remove(pc.GetName())
 		pc.Status.SetConditions(notReady(pc, configReason(pc.Spec), creds.redact(err.Error())))
 		log.Debug("Cannot build Proxmox VE client", "error", creds.redact(err.Error()))
-		return reconcile.Result{RequeueAfter: failureRequeue}
+		return reconcile.Result{RequeueAfter: r.retryAfter()}
 	}
 
 	version, err := cl.Verify(ctx)
@@ -231,7 +231,7 @@ func (r *Reconciler) verify(ctx context.Context, log logging.Logger, pc *v1alpha
 		msg := creds.redact(err.Error())
 		pc.Status.SetConditions(notReady(pc, failureReason(err), msg))
 		log.Debug("Cannot verify Proxmox VE credentials", "error", msg)
-		return reconcile.Result{RequeueAfter: failureRequeue}
+		return reconcile.Result{RequeueAfter: r.retryAfter()}
 	}
 
 	if fresh {
@@ -242,6 +242,12 @@ func (r *Reconciler) verify(ctx context.Context, log logging.Logger, pc *v1alpha
 	pc.Status.Version = version
 	pc.Status.SetConditions(ready(pc))
 	return reconcile.Result{RequeueAfter: r.poll}
+}
+
+// retryAfter is how soon a connection that is not Ready is verified again:
+// the poll interval, at most failureRequeue.
+func (r *Reconciler) retryAfter() time.Duration {
+	return min(r.poll, failureRequeue)
 }
 
 // clientFor returns the cached client when it was built from fingerprint fp,
