@@ -886,51 +886,72 @@ func handleLXCReboot(s *Server, r *request) (any, error) {
 	}), nil
 }
 
+// handleLXCResize checks everything before it forks, as pve-container's resize_vm does
+// (load_and_check runs once synchronously and again in the worker): shrinking and a
+// no-op size are synchronous 500s for containers, unlike QEMU where they fail the task.
 func handleLXCResize(s *Server, r *request) (any, error) {
 	g, err := s.lxcGuest(r)
 	if err != nil {
 		return nil, err
 	}
-	if err := lxcCheckLock(g, r); err != nil {
+	disk, sizeArg := r.str("disk"), r.str("size")
+	if _, err := s.lxcResizeCheck(g, r, disk, sizeArg); err != nil {
 		return nil, err
 	}
-	if err := lxcCheckDigest(g, r); err != nil {
-		return nil, err
-	}
-	disk := r.str("disk")
-	if _, ok := g.Config[disk]; !ok {
-		return nil, errInternal("disk '%s' does not exist", disk)
-	}
-	sizeArg := r.str("size")
 	return s.startTask(r, taskDef{Type: "resize", ID: strconv.Itoa(g.VMID), Node: g.Node,
-		Finish: func(t *task) error { return s.lxcResizeMount(g, disk, sizeArg, t) }}), nil
+		Finish: func(t *task) error {
+			newSize, err := s.lxcResizeCheck(g, r, disk, sizeArg)
+			if err != nil {
+				return err
+			}
+			s.lxcApplySize(g, disk, newSize, t)
+			return nil
+		}}), nil
 }
 
-// lxcResizeMount grows a mount point's volume; shrinking fails as in pve-container.
-func (s *Server) lxcResizeMount(g *guest, disk, sizeArg string, t *task) error {
+// lxcResizeCheck is load_and_check: lock, digest, ownership and the new size.
+func (s *Server) lxcResizeCheck(g *guest, r *request, disk, sizeArg string) (int64, error) {
+	if err := lxcCheckLock(g, r); err != nil {
+		return 0, err
+	}
+	if err := lxcCheckDigest(g, r); err != nil {
+		return 0, err
+	}
 	vol, opts := driveVolume(g.Config[disk])
+	if vol == "" {
+		return 0, errInternal("unable to parse volume ID '%s'", vol)
+	}
+	if owner := vmidOfVolume(vol); owner != g.VMID {
+		return 0, errInternal("can't resize mount point owned by another container (%d)", owner)
+	}
 	cur, _ := parseSize(opts["size"])
-	_, v, found := s.findVolume(g.Node, vol)
-	if found && cur == 0 {
+	if _, v, ok := s.findVolume(g.Node, vol); ok {
 		cur = v.Size
 	}
-	delta, ok := parseSize(strings.TrimPrefix(sizeArg, "+"))
+	req, ok := parseSize(strings.TrimPrefix(sizeArg, "+"))
 	if !ok {
-		return fmt.Errorf("unable to parse size '%s'", sizeArg)
+		return 0, errInternal("invalid size string")
 	}
-	newSize := delta
+	newSize := req
 	if strings.HasPrefix(sizeArg, "+") {
-		newSize = cur + delta
+		newSize = cur + req
 	}
 	if newSize < cur {
-		return fmt.Errorf("unable to shrink disk size")
+		return 0, errInternal("unable to shrink disk size")
 	}
-	t.logf("Size of logical volume %s changed from %s to %s.", vol, formatSize(cur), formatSize(newSize))
-	if found {
+	if newSize == cur {
+		return 0, errInternal("disk is already at specified size")
+	}
+	return newSize, nil
+}
+
+func (s *Server) lxcApplySize(g *guest, disk string, newSize int64, t *task) {
+	vol, opts := driveVolume(g.Config[disk])
+	if _, v, ok := s.findVolume(g.Node, vol); ok {
 		v.Size = newSize
 	}
+	t.logf("Size of logical volume %s changed to %s.", vol, formatSize(newSize))
 	opts["size"] = formatSize(newSize)
 	g.Config[disk] = driveValue(vol, opts)
 	s.touch(g)
-	return nil
 }
