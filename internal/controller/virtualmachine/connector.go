@@ -47,6 +47,9 @@ const (
 	shutdownTimeout = 60
 	// rebootTimeout bounds the guest's shutdown inside a reboot.
 	rebootTimeout = 120
+	// maxSteadyAgeFactor caps a Ready resource's listing age at this many
+	// poll intervals, however slow its cycle.
+	maxSteadyAgeFactor = 5
 	// agentRetry spaces guest agent queries while the IP is unknown.
 	agentRetry = 30 * time.Second
 	// maxCreateAttempts bounds the VMIDs one Create tries when PVE says
@@ -73,6 +76,7 @@ type connector struct {
 	// reads it about once per poll whatever the number of VMs.
 	steadyAge time.Duration
 	agent     *agentThrottle
+	clock     *pollClock
 }
 
 // Connect implements managed.TypedExternalConnector.
@@ -87,7 +91,7 @@ func (c *connector) Connect(ctx context.Context, cr *v1alpha1.VirtualMachine) (m
 	}
 	return &external{
 		kube: c.kube, secrets: c.secrets, cl: cl, connection: ref.Name, vmids: c.vmids,
-		record: c.record, steadyAge: c.steadyAge, agent: c.agent,
+		record: c.record, steadyAge: c.steadyAge, agent: c.agent, clock: c.clock,
 	}, nil
 }
 
@@ -117,4 +121,36 @@ func (a *agentThrottle) reset(uid types.UID) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	delete(a.asked, uid)
+}
+
+// pollClock remembers when each resource was last observed. A Ready
+// resource accepts a /cluster/resources view as old as its own observation
+// cycle (the poll interval, or longer when the global reconcile rate
+// stretches it), so a connection reads the listing about once per cycle
+// whatever the number of VMs.
+type pollClock struct {
+	mu   sync.Mutex
+	last map[types.UID]time.Time
+}
+
+func newPollClock() *pollClock { return &pollClock{last: map[types.UID]time.Time{}} }
+
+// since returns how long ago uid was last observed (0 the first time) and
+// records now.
+func (p *pollClock) since(uid types.UID, now time.Time) time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	last, ok := p.last[uid]
+	p.last[uid] = now
+	if !ok {
+		return 0
+	}
+	return now.Sub(last)
+}
+
+// forget drops uid (its resource is going away).
+func (p *pollClock) forget(uid types.UID) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.last, uid)
 }

@@ -112,7 +112,7 @@ func newFixture(t *testing.T, opts pvesim.Options) *fixture {
 	log := &eventLog{}
 	return &fixture{sim: sim, cl: cl, kube: kube, log: log, conn: &connector{
 		kube: kube, secrets: kube, clients: pve.NewCache(), vmids: pve.NewVMIDAllocator(0), record: log,
-		steadyAge: time.Second, agent: newAgentThrottle(),
+		steadyAge: time.Second, agent: newAgentThrottle(), clock: newPollClock(),
 	}}
 }
 
@@ -120,7 +120,7 @@ func newFixture(t *testing.T, opts pvesim.Options) *fixture {
 func (f *fixture) external() *external {
 	c := f.conn
 	return &external{kube: c.kube, secrets: c.secrets, cl: f.cl, connection: "default", vmids: c.vmids,
-		record: c.record, steadyAge: c.steadyAge, agent: c.agent}
+		record: c.record, steadyAge: c.steadyAge, agent: c.agent, clock: c.clock}
 }
 
 func cloneVM(name string) *v1alpha1.VirtualMachine {
@@ -577,4 +577,35 @@ func TestFailedTaskSurfacesOnReady(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Fatalf("the failed resize never showed on Ready: %+v", cr.Status.Conditions)
+}
+
+// An imported VM (external name set by the user, no marker) is adopted; once
+// the policies allow updates it is not up to date until our marker is
+// written, and the user's notes stay.
+func TestImportThenManageWritesMarker(t *testing.T) {
+	f := newFixture(t, pvesim.Options{})
+	seed(t, f, 610, map[string]string{"name": "legacy", "description": "owned by ops", "cores": "2"})
+	cr := &v1alpha1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "legacy", UID: "uid-legacy"},
+		Spec: v1alpha1.VirtualMachineSpec{ManagementPolicies: xpv2.ManagementPolicies{xpv2.ManagementActionAll}, EnableAutoStart: new(bool)}}
+	meta.SetExternalName(cr, "610")
+	f.store(t, cr, false)
+	e := f.external()
+	obs, err := e.Observe(context.Background(), cr)
+	if err != nil || !obs.ResourceExists || obs.ResourceUpToDate {
+		t.Fatalf("Observe = %+v, %v; want exists and not up to date", obs, err)
+	}
+	if _, err := e.Update(context.Background(), cr); err != nil {
+		t.Fatal(err)
+	}
+	g, _ := f.sim.Guest(610)
+	if g.Config["description"] != "owned by ops\n"+markerOf(cr).String() {
+		t.Errorf("description = %q", g.Config["description"])
+	}
+	obs, err = f.external().Observe(context.Background(), cr)
+	if err != nil || !obs.ResourceUpToDate {
+		t.Errorf("after the marker: %+v, %v", obs, err)
+	}
+	if g.Config["cores"] != "2" || g.Status != "stopped" {
+		t.Errorf("adoption changed the VM: cores=%s status=%s", g.Config["cores"], g.Status)
+	}
 }

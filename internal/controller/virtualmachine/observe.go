@@ -69,6 +69,7 @@ type external struct {
 	record     event.Recorder
 	steadyAge  time.Duration
 	agent      *agentThrottle
+	clock      *pollClock
 
 	obs *observation
 }
@@ -255,9 +256,13 @@ func (e *external) observeOwned(ctx context.Context, cr *v1alpha1.VirtualMachine
 // first, then, for a VMID missing from that lagging listing, direct reads.
 // found with an empty node means "taken in PVE, place unknown yet".
 func (e *external) locate(ctx context.Context, cr *v1alpha1.VirtualMachine, vmid int) (pve.GuestRef, *pve.Resource, bool, error) {
+	cycle := e.clock.since(cr.GetUID(), time.Now())
 	maxAge := busyResourcesAge
-	if isReady(cr) && (cr.Status.LastTask == nil || cr.Status.LastTask.Status != taskRunning) && !meta.WasDeleted(cr) {
-		maxAge = e.steadyAge
+	switch {
+	case meta.WasDeleted(cr):
+		e.clock.forget(cr.GetUID())
+	case isReady(cr) && (cr.Status.LastTask == nil || cr.Status.LastTask.Status != taskRunning):
+		maxAge = min(max(e.steadyAge, cycle), maxSteadyAgeFactor*e.steadyAge)
 	}
 	rows, err := e.cl.CachedClusterResources(ctx, maxAge)
 	if err != nil {

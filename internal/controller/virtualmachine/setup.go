@@ -58,6 +58,7 @@ func Setup(mgr ctrl.Manager, o controller.Options, clients *pve.Cache) error {
 		record:    recorder,
 		steadyAge: poll,
 		agent:     newAgentThrottle(),
+		clock:     newPollClock(),
 	}
 	opts := []managed.ReconcilerOption{
 		managed.WithTypedExternalConnector[*v1alpha1.VirtualMachine](c),

@@ -314,3 +314,43 @@ func TestFiftyParallelClones(t *testing.T) {
 		}
 	}
 }
+
+// kubemox's reconcile-mode annotation narrows what the provider does:
+// WatchOnly leaves drift alone; back to Reconcile, it is corrected.
+func TestReconcileModeWatchOnly(t *testing.T) {
+	hs := require(t)
+	ns := hs.namespace(t)
+	vm := hs.create(t, &v1alpha1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "watch"}, Spec: cloneSpec("watch")})
+	vm = hs.waitReady(t, ns, vm.Name)
+	vmid := vmidOf(t, vm)
+	setMode := func(mode string) {
+		t.Helper()
+		cur := &v1alpha1.VirtualMachine{}
+		if err := hs.kube.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: vm.Name}, cur); err != nil {
+			t.Fatal(err)
+		}
+		meta.AddAnnotations(cur, map[string]string{v1alpha1.AnnotationReconcileMode: mode})
+		if err := hs.kube.Update(context.Background(), cur); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := hs.sim.SetGuestConfig(vmid, "cores", "1"); err != nil {
+		t.Fatal(err)
+	}
+	setMode(v1alpha1.ReconcileModeWatchOnly) // an annotation change reconciles at once
+	time.Sleep(6 * time.Second)
+	if g, _ := hs.sim.Guest(vmid); g.Config["cores"] != "1" {
+		t.Fatalf("WatchOnly corrected drift: cores=%s", g.Config["cores"])
+	}
+	setMode(v1alpha1.ReconcileModeReconcile)
+	deadline := time.Now().Add(wait)
+	for {
+		if g, _ := hs.sim.Guest(vmid); g.Config["cores"] == "2" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("drift not corrected after leaving WatchOnly")
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
