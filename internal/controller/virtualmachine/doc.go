@@ -100,19 +100,38 @@ limitations under the License.
 // pending values in one request): cores, sockets, memory, NICs keyed by netN
 // (model and bridge; the MAC and other options are kept), disks keyed by
 // device (grow by resize; shrink or storage change refused with a condition),
-// PCI devices, cloud-init keys, additionalConfig keys, name and power.
-// cipassword always reads back masked: it is re-applied when the generation
-// or its Secret's resourceVersion changes (recorded in status). Changes PVE
-// keeps pending (and cloud-init changes on a running guest) are applied by a
-// reboot unless reboots are opted out; during a reboot the guest is never
-// started by us. A new guest is first started once its config converged.
+// PCI devices, cloud-init keys, additionalConfig keys, name and power. The
+// translation between the spec and PVE keys lives in the client package
+// (VMSpec, Diff). Update makes one step per reconcile: configuration first,
+// then new disks, then one resize; the first start (and any reboot) only once
+// nothing else is left to change.
+//
+// cipassword always reads back masked: an inline password is re-applied when
+// the generation changes, a passwordFrom password when the Secret's
+// resourceVersion changes; the version applied is recorded in
+// status.cloudInitPasswordApplied, never the password.
+//
+// Changes PVE keeps pending (and cloud-init changes made on a running guest,
+// which only PVE's /cloudinit shows) are applied by one reboot unless
+// rebootPolicy is Never (then they are listed in status.pendingChanges). PVE
+// reboots as a stop followed by its own start task; before starting a
+// stopped guest, the node's task list is checked so the provider never starts
+// a guest while a task runs on it or PVE's own start after a reboot is due.
+// Power decisions use status/current, not the lagging listing.
+//
+// Drift corrected after the first Ready emits a Warning (DriftCorrected)
+// naming the fields; before it, changes are Normal (Configured). A failed
+// task shows on Ready with PVE's message while its work is still undone.
 //
 // # Cost
 //
 // In steady state one VM costs one GET /pending per poll plus its share of one
-// /cluster/resources read per connection (memoised by the client for a few
-// seconds). The guest agent is asked only while the IP is unknown or after a
-// restart.
+// /cluster/resources read per connection: the client memoises the listing,
+// and a Ready VM with nothing under way accepts a listing as old as its own
+// observation cycle (the poll interval, or longer when the global reconcile
+// rate stretches it; at most five poll intervals), while VMs with work under
+// way accept two seconds. The guest agent is asked only while the IP is
+// unknown (at most every 30 s per VM) or after a start or reboot.
 //
 // # Deletion
 //

@@ -609,3 +609,34 @@ func TestImportThenManageWritesMarker(t *testing.T) {
 		t.Errorf("adoption changed the VM: cores=%s status=%s", g.Config["cores"], g.Status)
 	}
 }
+
+// A VM migrated to another node is followed there, never reported absent
+// (which would make the reconciler create a second one).
+func TestMigratedVMIsFollowed(t *testing.T) {
+	f := newFixture(t, pvesim.Options{})
+	cr := cloneVM("mig")
+	f.store(t, cr, true)
+	f.converge(t, cr, 30)
+	vmid, _ := vmidOf(meta.GetExternalName(cr))
+	if err := f.sim.MigrateGuest(vmid, "othernode"); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for i := 0; i < 40; i++ {
+		obs, err := f.external().Observe(ctx, cr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !obs.ResourceExists {
+			t.Fatal("a migrated VM was reported absent")
+		}
+		if cr.Status.Status.Node == "othernode" {
+			if n := len(f.sim.Guests()); n != 2 {
+				t.Errorf("guests = %d, want template + 1", n)
+			}
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("node never followed: %+v", cr.Status.Status)
+}
