@@ -339,3 +339,41 @@ func TestLXCTemplateClonesAndTargets(t *testing.T) {
 		t.Fatalf("clone on other node: %+v", g)
 	}
 }
+
+func TestLXCConfigPutValidation(t *testing.T) {
+	sim := startSim(t, pvesim.Options{})
+	if err := sim.AddGuest(pvesim.GuestSeed{Kind: "lxc", Node: "pve", VMID: 150, Running: true, Config: map[string]string{
+		"hostname": "c", "rootfs": "local-lvm:2", "memory": "512", "mp0": "local-lvm:1,mp=/data", "tty": "2"}}); err != nil {
+		t.Fatal(err)
+	}
+	h := tokenHeader()
+	put := func(kv ...string) rawResponse {
+		return rawCall(t, sim, http.MethodPut, "/nodes/pve/lxc/150/config", "application/x-www-form-urlencoded", form(kv...), h)
+	}
+	if res := put(); res.Status != 500 || res.message() != "no options specified\n" {
+		t.Fatalf("empty PUT: %d %q", res.Status, res.message())
+	}
+	if res := put("delete", "bogus"); res.Status != 400 || res.errors()["delete"] != "unknown option 'bogus'" {
+		t.Fatalf("unknown delete: %d %s", res.Status, res.Text)
+	}
+	if res := put("delete", "memory", "memory", "1024"); res.Status != 400 || !strings.Contains(res.errors()["delete"], "at the same time") {
+		t.Fatalf("set and delete: %d %s", res.Status, res.Text)
+	}
+	if res := put("memory", "true"); res.Status != 400 || res.errors()["memory"] != "type check ('integer') failed - got 'true'" {
+		t.Fatalf("type check: %d %s", res.Status, res.Text)
+	}
+	// Running: tty waits in pending; memory applies at once.
+	if res := put("tty", "4", "memory", "1024", "delete", "mp0"); res.Status != 200 {
+		t.Fatalf("put: %d %s", res.Status, res.Text)
+	}
+	g, _ := sim.Guest(150)
+	if g.Config["memory"] != "1024" || g.Pending["tty"] != "4" || g.Config["tty"] != "2" {
+		t.Fatalf("after PUT: %+v", g)
+	}
+	if res := put("revert", "tty"); res.Status != 200 {
+		t.Fatalf("revert: %d %s", res.Status, res.Text)
+	}
+	if g, _ := sim.Guest(150); g.Pending["tty"] != "" {
+		t.Fatalf("revert must drop the pending value: %+v", g.Pending)
+	}
+}

@@ -396,11 +396,8 @@ func handleLXCConfigPut(s *Server, r *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := lxcCheckLock(g, r); err != nil {
-		return nil, err
-	}
-	if err := lxcCheckDigest(g, r); err != nil {
-		return nil, err
+	if !lxcHasOptions(r) {
+		return nil, errInternal("no options specified")
 	}
 	deletes, err := lxcConfigIDList(r, "delete")
 	if err != nil {
@@ -408,6 +405,17 @@ func handleLXCConfigPut(s *Server, r *request) (any, error) {
 	}
 	reverts, err := lxcConfigIDList(r, "revert")
 	if err != nil {
+		return nil, err
+	}
+	for _, k := range deletes {
+		if contains(reverts, k) {
+			return nil, errParam("delete", fmt.Sprintf("you can't use '-delete %s' and '-revert %s' at the same time", k, k))
+		}
+	}
+	if err := lxcCheckLock(g, r); err != nil {
+		return nil, err
+	}
+	if err := lxcCheckDigest(g, r); err != nil {
 		return nil, err
 	}
 	if err := s.lxcCheckDeletes(g, r, deletes); err != nil {
@@ -427,18 +435,21 @@ func handleLXCConfigPut(s *Server, r *request) (any, error) {
 	return nil, nil
 }
 
-// lxcConfigIDList parses a pve-configid-list parameter and checks every key is a config key.
+// lxcConfigIDList parses a delete/revert list with update_vm's checks and messages
+// (including PVE's unbalanced quote in the set-and-delete one).
 func lxcConfigIDList(r *request, name string) ([]string, error) {
 	if !r.has(name) {
 		return nil, nil
 	}
 	var out []string
-	for _, k := range strings.FieldsFunc(r.str(name), func(c rune) bool { return c == ',' || c == ';' || c == ' ' || c == '\x00' }) {
-		if lxcParamTypes.lookup(k) == nil && !strings.HasPrefix(k, "lxc.") {
-			return nil, errParam(name, fmt.Sprintf("invalid format - invalid configuration ID '%s'", k))
-		}
-		if r.has(k) {
-			return nil, errParam(name, fmt.Sprintf("cannot set and delete '%s' at the same time", k))
+	for _, k := range splitPVEList(r.str(name)) {
+		switch {
+		case lxcParamTypes.lookup(k) == nil && !strings.HasPrefix(k, "lxc."):
+			return nil, errParam(name, fmt.Sprintf("unknown option '%s'", k))
+		case r.has(k) && name == "delete":
+			return nil, errParam(name, fmt.Sprintf("you can't use '-%s' and -delete %s' at the same time", k, k))
+		case r.has(k):
+			return nil, errParam(name, fmt.Sprintf("you can't use '-%s' and '-revert %s' at the same time", k, k))
 		}
 		out = append(out, k)
 	}
@@ -453,6 +464,16 @@ func (s *Server) lxcCheckDeletes(_ *guest, _ *request, deletes []string) error {
 		}
 	}
 	return nil
+}
+
+// lxcHasOptions is update_vm's "no options specified" test: anything besides node, vmid and digest.
+func lxcHasOptions(r *request) bool {
+	for k := range r.params {
+		if k != "node" && k != "vmid" && k != "digest" {
+			return true
+		}
+	}
+	return false
 }
 
 var lxcPutOnly = map[string]bool{"node": true, "vmid": true, "delete": true, "revert": true, "digest": true}
@@ -547,11 +568,14 @@ func handleLXCDelete(s *Server, r *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if g.Config["protection"] == "1" {
+		return nil, errInternal("can't remove CT %d - protection mode enabled", g.VMID)
+	}
 	if err := lxcCheckLock(g, r); err != nil {
 		return nil, err
 	}
-	if g.Config["protection"] == "1" {
-		return nil, errInternal("can't remove CT %d - protection mode enabled", g.VMID)
+	if g.HAManaged && !r.bool("purge") {
+		return nil, errInternal("unable to remove CT %d - used in HA resources and purge parameter not set.", g.VMID)
 	}
 	if g.running() && !r.bool("force") {
 		return nil, errInternal("unable to destroy CT %d - container is running", g.VMID)
