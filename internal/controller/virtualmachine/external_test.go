@@ -640,3 +640,30 @@ func TestMigratedVMIsFollowed(t *testing.T) {
 	}
 	t.Fatalf("node never followed: %+v", cr.Status.Status)
 }
+
+// A cloud-init change on a running VM never shows in /pending; PVE's
+// /cloudinit has it, and one reboot applies it.
+func TestCloudInitChangeOnRunningVMReboots(t *testing.T) {
+	f := newFixture(t, pvesim.Options{})
+	cr := cloneVM("ci-running")
+	cr.Spec.Template.CloudInitConfig = &v1alpha1.CloudInitConfig{User: "first"}
+	f.store(t, cr, true)
+	f.converge(t, cr, 30)
+	if f.log.has("Rebooted") {
+		t.Fatal("rebooted before any change")
+	}
+	cr.Spec.Template.CloudInitConfig.User = "second"
+	cr.Generation++
+	f.converge(t, cr, 100)
+	vmid, _ := vmidOf(meta.GetExternalName(cr))
+	g, _ := f.sim.Guest(vmid)
+	if g.Config["ciuser"] != "second" || g.Status != "running" {
+		t.Errorf("ciuser=%s status=%s", g.Config["ciuser"], g.Status)
+	}
+	if !f.log.has("Rebooted") {
+		t.Error("no reboot for a cloud-init change on a running VM")
+	}
+	if len(cr.Status.PendingChanges) != 0 {
+		t.Errorf("pendingChanges left: %v", cr.Status.PendingChanges)
+	}
+}
