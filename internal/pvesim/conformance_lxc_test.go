@@ -377,3 +377,38 @@ func TestLXCConfigPutValidation(t *testing.T) {
 		t.Fatalf("revert must drop the pending value: %+v", g.Pending)
 	}
 }
+
+func TestLXCSnapshotFailuresAreTaskFailures(t *testing.T) {
+	sim := startSim(t, pvesim.Options{})
+	ctx := testCtx(t)
+	c := tokenClient(t, sim)
+	if err := sim.AddGuest(pvesim.GuestSeed{Kind: "lxc", Node: "pve", VMID: 160, Config: map[string]string{"hostname": "s", "rootfs": "local-lvm:2"}}); err != nil {
+		t.Fatal(err)
+	}
+	ct := c.NodeRef("pve").ContainerRef(160)
+	if _, err := ct.NewSnapshot(ctx, "current"); err == nil || !strings.Contains(err.Error(), "reserved name") {
+		t.Fatalf("reserved name: %v", err)
+	}
+	task, err := ct.NewSnapshot(ctx, "a")
+	mustWait(t, c, "snapshot", task, err)
+	for what, call := range map[string]func() (*proxmox.Task, error){
+		"snapshot name 'a' already used": func() (*proxmox.Task, error) { return ct.NewSnapshot(ctx, "a") },
+		"snapshot 'nope' does not exist": func() (*proxmox.Task, error) { return ct.Snapshot("nope").Rollback(ctx, false) },
+	} {
+		task, err := call()
+		if err != nil {
+			t.Fatalf("%s: the request must succeed: %v", what, err)
+		}
+		if err := waitTask(t, c, task); !proxmox.IsTaskFailed(err) || !strings.Contains(err.Error(), what) {
+			t.Fatalf("want task failure %q, got %v", what, err)
+		}
+	}
+	if g, _ := sim.Guest(160); g.Lock != "" || len(g.Snapshots) != 1 {
+		t.Fatalf("after failures: %+v", g)
+	}
+	task, err = ct.Snapshot("a").Rollback(ctx, true)
+	mustWait(t, c, "rollback", task, err)
+	if g, _ := sim.Guest(160); g.Status != "running" || g.Config["parent"] != "a" {
+		t.Fatalf("after rollback with start: %+v", g)
+	}
+}

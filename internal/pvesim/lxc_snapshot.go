@@ -38,26 +38,32 @@ func handleLXCSnapshotList(s *Server, r *request) (any, error) {
 	return append(out, cur), nil
 }
 
+// Snapshot create, delete and rollback check only the name synchronously; everything
+// else (lock, existence) happens in the worker, as in pve-container, so it fails the task.
 func handleLXCSnapshotCreate(s *Server, r *request) (any, error) {
 	g, err := s.lxcGuest(r)
 	if err != nil {
 		return nil, err
 	}
 	name := r.str("snapname")
-	if name == "current" || strings.EqualFold(name, "pending") {
+	if name == "current" || name == "vzdump" || strings.EqualFold(name, "pending") {
 		return nil, errInternal("unable to use snapshot name '%s' (reserved name)", name)
-	}
-	if lxcSnapshot(g, name) != nil {
-		return nil, errInternal("snapshot name '%s' already used", name)
-	}
-	if err := lxcCheckLock(g, r); err != nil {
-		return nil, err
 	}
 	desc := r.str("description")
 	return s.startTask(r, taskDef{Type: "vzsnapshot", ID: strconv.Itoa(g.VMID), Node: g.Node,
-		Begin: func(*task) error { g.Config["lock"] = "snapshot"; s.touch(g); return nil },
+		Begin: func(*task) error {
+			if err := lxcCheckLock(g, r); err != nil {
+				return err
+			}
+			if lxcSnapshot(g, name) != nil {
+				return fmt.Errorf("snapshot name '%s' already used", name)
+			}
+			g.Config["lock"] = "snapshot"
+			s.touch(g)
+			return nil
+		},
 		Finish: func(*task) error {
-			delete(g.Config, "lock")
+			s.lxcUnlock(g, "snapshot")
 			cfg := copyMap(g.Config)
 			delete(cfg, "parent")
 			g.Snapshots = append(g.Snapshots, &snapshot{Name: name, Description: desc, SnapTime: time.Now().Unix(),
@@ -66,7 +72,7 @@ func handleLXCSnapshotCreate(s *Server, r *request) (any, error) {
 			s.touch(g)
 			return nil
 		},
-		OnFail: func() { delete(g.Config, "lock") },
+		OnFail: func() { s.lxcUnlock(g, "snapshot") },
 	}), nil
 }
 
@@ -76,21 +82,24 @@ func handleLXCSnapshotDelete(s *Server, r *request) (any, error) {
 		return nil, err
 	}
 	name := r.str("snapname")
-	if lxcSnapshot(g, name) == nil {
-		return nil, errInternal("snapshot '%s' does not exist", name)
-	}
-	if err := lxcCheckLock(g, r); err != nil {
-		return nil, err
-	}
 	return s.startTask(r, taskDef{Type: "vzdelsnapshot", ID: strconv.Itoa(g.VMID), Node: g.Node,
-		Begin: func(*task) error { g.Config["lock"] = "snapshot-delete"; return nil },
+		Begin: func(*task) error {
+			if lxcSnapshot(g, name) == nil {
+				return fmt.Errorf("snapshot '%s' does not exist", name)
+			}
+			if err := lxcCheckLock(g, r); err != nil && !r.bool("force") {
+				return err
+			}
+			g.Config["lock"] = "snapshot-delete"
+			return nil
+		},
 		Finish: func(*task) error {
-			delete(g.Config, "lock")
+			s.lxcUnlock(g, "snapshot-delete")
 			lxcRemoveSnapshot(g, name)
 			s.touch(g)
 			return nil
 		},
-		OnFail: func() { delete(g.Config, "lock") },
+		OnFail: func() { s.lxcUnlock(g, "snapshot-delete") },
 	}), nil
 }
 
@@ -120,20 +129,26 @@ func lxcRemoveSnapshot(g *guest, name string) {
 	}
 }
 
+// handleLXCRollback stops a running container, restores the snapshot's config and starts
+// it again when asked, all inside the vzrollback worker.
 func handleLXCRollback(s *Server, r *request) (any, error) {
 	g, err := s.lxcGuest(r)
 	if err != nil {
 		return nil, err
 	}
 	name := r.str("snapname")
-	if lxcSnapshot(g, name) == nil {
-		return nil, errInternal("snapshot '%s' does not exist", name)
-	}
-	if err := lxcCheckLock(g, r); err != nil {
-		return nil, err
-	}
 	start := r.bool("start")
 	return s.startTask(r, taskDef{Type: "vzrollback", ID: strconv.Itoa(g.VMID), Node: g.Node,
+		Begin: func(*task) error {
+			if lxcSnapshot(g, name) == nil {
+				return fmt.Errorf("snapshot '%s' does not exist", name)
+			}
+			if err := lxcCheckLock(g, r); err != nil {
+				return err
+			}
+			g.Config["lock"] = "rollback"
+			return nil
+		},
 		Finish: func(*task) error {
 			sn := lxcSnapshot(g, name)
 			if sn == nil {
@@ -150,7 +165,9 @@ func handleLXCRollback(s *Server, r *request) (any, error) {
 			}
 			s.touch(g)
 			return nil
-		}}), nil
+		},
+		OnFail: func() { s.lxcUnlock(g, "rollback") },
+	}), nil
 }
 
 func handleLXCSnapshotConfigGet(s *Server, r *request) (any, error) {
@@ -179,13 +196,17 @@ func handleLXCSnapshotConfigPut(s *Server, r *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !r.has("description") {
+		return nil, nil
+	}
+	if err := lxcCheckLock(g, r); err != nil {
+		return nil, err
+	}
 	sn := lxcSnapshot(g, r.str("snapname"))
 	if sn == nil {
 		return nil, errInternal("snapshot '%s' does not exist", r.str("snapname"))
 	}
-	if r.has("description") {
-		sn.Description = r.str("description")
-	}
+	sn.Description = r.str("description")
 	s.markDirty()
 	return nil, nil
 }
