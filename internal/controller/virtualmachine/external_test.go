@@ -308,6 +308,19 @@ func TestObserve(t *testing.T) {
 			},
 			want: want{externalName: ""},
 		},
+		"container at a VMID we picked: lost race, VMID dropped": {
+			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
+				cr := cloneVM("a")
+				meta.SetExternalName(cr, "306")
+				meta.SetExternalCreatePending(cr, time.Now())
+				if err := f.sim.AddGuest(pvesim.GuestSeed{Kind: "lxc", Node: testNode, VMID: 306, Config: map[string]string{"hostname": "ct"}}); err != nil {
+					t.Fatal(err)
+				}
+				f.store(t, cr, false)
+				return cr
+			},
+			want: want{externalName: ""},
+		},
 		"imported guest without marker, Observe only": {
 			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
 				cr := &v1alpha1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "imp", UID: "uid-imp"},

@@ -168,6 +168,9 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.VirtualMachine) (ma
 		return managed.ExternalObservation{ResourceExists: found && err == nil}, err
 	}
 	o.ref = ref
+	if row != nil && row.Type != "" && row.Type != "qemu" {
+		return e.notQEMU(ctx, cr, vmid, row.Type)
+	}
 	if ref.Node == "" {
 		// Taken cluster-wide but not placed yet in our view: wait.
 		cr.SetConditions(xpv2.Creating())
@@ -252,6 +255,18 @@ func (e *external) observeOwned(ctx context.Context, cr *v1alpha1.VirtualMachine
 	}, nil
 }
 
+// notQEMU handles a container (or other guest) at the VMID: a race lost if
+// we picked the VMID, a user error otherwise.
+func (e *external) notQEMU(ctx context.Context, cr *v1alpha1.VirtualMachine, vmid int, kind string) (managed.ExternalObservation, error) {
+	if !userSetExternalName(cr) && int(cr.Status.VMID) != vmid {
+		return e.lostRace(ctx, cr, vmid)
+	}
+	if meta.WasDeleted(cr) {
+		return managed.ExternalObservation{ResourceExists: false}, nil
+	}
+	return managed.ExternalObservation{}, errors.Errorf("VMID %d is a %s guest, not a QEMU VM", vmid, kind)
+}
+
 // locate finds the node of vmid: the connection's /cluster/resources view
 // first, then, for a VMID missing from that lagging listing, direct reads.
 // found with an empty node means "taken in PVE, place unknown yet".
@@ -271,9 +286,6 @@ func (e *external) locate(ctx context.Context, cr *v1alpha1.VirtualMachine, vmid
 	for i := range rows {
 		if rows[i].VMID != vmid {
 			continue
-		}
-		if rows[i].Type != "" && rows[i].Type != "qemu" {
-			return pve.GuestRef{}, nil, false, errors.Errorf("VMID %d is a %s guest, not a QEMU VM", vmid, rows[i].Type)
 		}
 		return pve.GuestRef{Node: rows[i].Node, VMID: vmid}, &rows[i], true, nil
 	}
