@@ -112,7 +112,11 @@ func handleLXCCreate(s *Server, r *request) (any, error) {
 	g := newGuest(KindLXC, node, vmid)
 	g.Config["lock"] = "create"
 	s.addGuest(g, false)
-	return s.startTask(r, taskDef{Type: "vzcreate", ID: strconv.Itoa(vmid), Node: node,
+	typ := "vzcreate"
+	if r.bool("restore") {
+		typ = "vzrestore"
+	}
+	return s.startTask(r, taskDef{Type: typ, ID: strconv.Itoa(vmid), Node: node,
 		Begin:  func(t *task) error { return s.lxcBuild(g, r, mounts, t) },
 		Finish: func(*task) error { return s.lxcFinishCreate(g, r) },
 		OnFail: func() { s.lxcDropGuest(g) },
@@ -214,6 +218,7 @@ func (s *Server) lxcFinishCreate(g *guest, r *request) error {
 	if r.has("pool") {
 		s.poolSetGuest(g, r.str("pool"))
 	}
+	g.HAManaged = r.bool("ha-managed")
 	if r.bool("start") {
 		g.applyPending()
 		s.setStatus(g, StatusRunning)
