@@ -117,7 +117,12 @@ func handleLXCCreate(s *Server, r *request) (any, error) {
 		typ = "vzrestore"
 	}
 	return s.startTask(r, taskDef{Type: typ, ID: strconv.Itoa(vmid), Node: node,
-		Begin:  func(t *task) error { return s.lxcBuild(g, r, mounts, t) },
+		Begin: func(t *task) error {
+			if err := s.lxcBuild(g, r, mounts, t); err != nil {
+				return fmt.Errorf("unable to create CT %d - %s", vmid, err.Error())
+			}
+			return nil
+		},
 		Finish: func(*task) error { return s.lxcFinishCreate(g, r) },
 		OnFail: func() { s.lxcDropGuest(g) },
 	}), nil
