@@ -412,3 +412,26 @@ func TestLXCSnapshotFailuresAreTaskFailures(t *testing.T) {
 		t.Fatalf("after rollback with start: %+v", g)
 	}
 }
+
+func TestLXCFailedCreateReleasesVMID(t *testing.T) {
+	sim := startSim(t, pvesim.Options{})
+	if err := sim.AddVolume("pve", debianTemplate); err != nil {
+		t.Fatal(err)
+	}
+	ctx := testCtx(t)
+	c := tokenClient(t, sim)
+	task, err := c.NodeRef("pve").NewContainer(ctx, 170, ctOpt("ostemplate", debianTemplate), ctOpt("rootfs", "local-lvm:20000"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := waitTask(t, c, task); !proxmox.IsTaskFailed(err) || !strings.Contains(err.Error(), "unable to create CT 170 - not enough free space") {
+		t.Fatalf("oversized rootfs: %v", err)
+	}
+	if _, ok := sim.Guest(170); ok {
+		t.Fatal("a failed create must remove the config")
+	}
+	var content []map[string]any
+	if err := c.Get(ctx, "/nodes/pve/storage/local-lvm/content", &content); err != nil || len(content) != 0 {
+		t.Fatalf("volumes left: %v %v", err, content)
+	}
+}

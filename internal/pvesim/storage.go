@@ -262,7 +262,7 @@ func deleteVolume(st *storage, volid string, t *task) error {
 	if v.Protected {
 		return fmt.Errorf("volume '%s' is protected", volid)
 	}
-	delete(st.Volumes, volid)
+	st.removeVolume(volid)
 	t.logf("Removed volume '%s'", volid)
 	return nil
 }
@@ -350,8 +350,8 @@ func (s *Server) finishDownload(st *storage, volid, rawURL string, t *task) erro
 		return fmt.Errorf("download failed: 404 Not Found")
 	}
 	content := contentOf(volid)
-	st.Volumes[volid] = &volume{VolID: volid, Format: fileFormat(volid, content), Size: downloadSize(rawURL),
-		CTime: time.Now().Unix(), Content: content}
+	st.addVolume(&volume{VolID: volid, Format: fileFormat(volid, content), Size: downloadSize(rawURL),
+		CTime: time.Now().Unix(), Content: content})
 	t.logf("download of '%s' to '%s' finished", rawURL, volumePath(st, volid))
 	s.markDirty()
 	return nil
@@ -449,7 +449,7 @@ func handleOCIPull(s *Server, r *request) (any, error) {
 			if strings.Contains(ref, "fail") {
 				return fmt.Errorf("command 'skopeo copy docker://%s oci-archive:%s.tmp' failed: exit code 1", ref, volumePath(st, volid))
 			}
-			st.Volumes[volid] = &volume{VolID: volid, Format: "tar", Size: downloadSize(ref), CTime: time.Now().Unix(), Content: "vztmpl"}
+			st.addVolume(&volume{VolID: volid, Format: "tar", Size: downloadSize(ref), CTime: time.Now().Unix(), Content: "vztmpl"})
 			t.logf("Writing manifest to image destination")
 			s.markDirty()
 			return nil
