@@ -362,12 +362,13 @@ func TestLXCConfigPutValidation(t *testing.T) {
 	if res := put("memory", "true"); res.Status != 400 || res.errors()["memory"] != "type check ('integer') failed - got 'true'" {
 		t.Fatalf("type check: %d %s", res.Status, res.Text)
 	}
-	// Running: tty waits in pending; memory applies at once.
-	if res := put("tty", "4", "memory", "1024", "delete", "mp0"); res.Status != 200 {
+	// Running: tty and the mount point's removal wait in pending; memory and hostname apply at once.
+	if res := put("tty", "4", "memory", "1024", "hostname", "c2", "delete", "mp0"); res.Status != 200 {
 		t.Fatalf("put: %d %s", res.Status, res.Text)
 	}
 	g, _ := sim.Guest(150)
-	if g.Config["memory"] != "1024" || g.Pending["tty"] != "4" || g.Config["tty"] != "2" {
+	if g.Config["memory"] != "1024" || g.Config["hostname"] != "c2" || g.Pending["tty"] != "4" || g.Config["tty"] != "2" ||
+		len(g.PendingDelete) != 1 || g.PendingDelete[0] != "mp0" || g.Config["mp0"] == "" {
 		t.Fatalf("after PUT: %+v", g)
 	}
 	if res := put("revert", "tty"); res.Status != 200 {

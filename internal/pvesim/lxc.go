@@ -504,7 +504,7 @@ func (s *Server) lxcApplySets(g *guest, r *request) error {
 		if base, idx, ok := splitIndexed(k); ok && base == "net" {
 			v = normalizeLXCNet(v, g.VMID, idx)
 		}
-		if g.running() && !lxcHotpluggable(k) {
+		if g.running() && !lxcHotpluggable(g.Config, k) {
 			g.Pending[k] = v
 			delete(g.PendingDelete, k)
 			continue
@@ -518,7 +518,7 @@ func (s *Server) lxcApplySets(g *guest, r *request) error {
 
 // lxcDeleteKey removes a key; a deleted mount point's volume becomes an unusedN entry.
 func (s *Server) lxcDeleteKey(g *guest, k string) {
-	if g.running() && !lxcHotpluggable(k) {
+	if g.running() && !lxcHotDeletable(k) {
 		g.PendingDelete[k] = true
 		delete(g.Pending, k)
 		return

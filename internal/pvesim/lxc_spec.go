@@ -71,18 +71,35 @@ func lxcDiskEnum() []string {
 	return out
 }
 
-// lxcHotplug lists the keys a running container takes at once; every other change
-// waits in the pending section until the next start, as pve-container does.
-var lxcHotplug = map[string]bool{
-	"cores": true, "cpulimit": true, "cpuunits": true, "memory": true, "swap": true, "hostname": true,
-	"nameserver": true, "searchdomain": true, "description": true, "onboot": true, "protection": true,
-	"startup": true, "tags": true, "lock": true, "hookscript": true, "template": true,
+// lxcFastplug are the keys pve-container writes straight into the config of a running
+// container ($LXC_FASTPLUG_OPTIONS); cpulimit, cpuunits, memory, swap and netN are
+// hot-plugged, a new mpN or devN too (not over an existing one). Every other change waits
+// in the pending section until the next start.
+var lxcFastplug = map[string]bool{
+	"description": true, "onboot": true, "startup": true, "protection": true, "hostname": true,
+	"hookscript": true, "cores": true, "tags": true, "lock": true,
 }
 
-func lxcHotpluggable(key string) bool {
-	if lxcHotplug[key] {
+var lxcCgroupKeys = map[string]bool{"cpulimit": true, "cpuunits": true, "memory": true, "swap": true}
+
+// lxcHotpluggable reports whether setting key on a running container applies at once.
+func lxcHotpluggable(cfg map[string]string, key string) bool {
+	if lxcFastplug[key] || lxcCgroupKeys[key] {
 		return true
 	}
 	base, _, ok := splitIndexed(key)
-	return ok && (base == "net" || base == "mp" || base == "unused")
+	if !ok {
+		return false
+	}
+	_, exists := cfg[key]
+	return base == "net" || ((base == "mp" || base == "dev") && !exists)
+}
+
+// lxcHotDeletable reports whether deleting key from a running container applies at once.
+func lxcHotDeletable(key string) bool {
+	if lxcFastplug[key] || lxcCgroupKeys[key] {
+		return true
+	}
+	base, _, ok := splitIndexed(key)
+	return ok && base == "net"
 }
