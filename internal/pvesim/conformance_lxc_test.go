@@ -436,3 +436,23 @@ func TestLXCFailedCreateReleasesVMID(t *testing.T) {
 		t.Fatalf("volumes left: %v %v", err, content)
 	}
 }
+
+func TestLXCPendingMountRemovalBecomesUnusedOnRestart(t *testing.T) {
+	sim := startSim(t, pvesim.Options{})
+	ctx := testCtx(t)
+	c := tokenClient(t, sim)
+	if err := sim.AddGuest(pvesim.GuestSeed{Kind: "lxc", Node: "pve", VMID: 180, Running: true, Config: map[string]string{
+		"hostname": "m", "rootfs": "local-lvm:2", "mp0": "local-lvm:1,mp=/data"}}); err != nil {
+		t.Fatal(err)
+	}
+	ct := c.NodeRef("pve").ContainerRef(180)
+	if _, err := ct.Config(ctx, ctOpt("delete", "mp0")); err != nil {
+		t.Fatal(err)
+	}
+	task, err := ct.Reboot(ctx)
+	mustWait(t, c, "reboot", task, err)
+	g, _ := sim.Guest(180)
+	if g.Config["mp0"] != "" || g.Config["unused0"] != "local-lvm:vm-180-disk-0" || len(g.PendingDelete) != 0 {
+		t.Fatalf("after reboot: %+v", g.Config)
+	}
+}

@@ -225,7 +225,7 @@ func (s *Server) lxcFinishCreate(g *guest, r *request) error {
 	}
 	g.HAManaged = r.bool("ha-managed")
 	if r.bool("start") {
-		g.applyPending()
+		lxcApplyPending(g)
 		s.setStatus(g, StatusRunning)
 	}
 	s.touch(g)
@@ -474,6 +474,19 @@ func (s *Server) lxcCheckDeletes(_ *guest, _ *request, deletes []string) error {
 		}
 	}
 	return nil
+}
+
+// lxcApplyPending is vmconfig_apply_pending: a removed mount point's volume is kept as
+// an unusedN entry, then the pending values replace the current ones.
+func lxcApplyPending(g *guest) {
+	for _, k := range sortedKeys(g.PendingDelete) {
+		if base, _, ok := splitIndexed(k); ok && base == "mp" {
+			if vol, _ := driveVolume(g.Config[k]); vol != "" && vmidOfVolume(vol) == g.VMID {
+				g.Config[lxcFreeUnusedKey(g.Config)] = vol
+			}
+		}
+	}
+	g.applyPending()
 }
 
 // lxcHasOptions is update_vm's "no options specified" test: anything besides node, vmid and digest.
@@ -845,7 +858,7 @@ func handleLXCStart(s *Server, r *request) (any, error) {
 		}
 		return lxcCheckLock(g, r)
 	}, func() {
-		g.applyPending()
+		lxcApplyPending(g)
 		s.setStatus(g, StatusRunning)
 	}), nil
 }
@@ -915,7 +928,7 @@ func handleLXCReboot(s *Server, r *request) (any, error) {
 	}
 	return s.lxcPowerTask(r, g, "vzreboot", func() error { return lxcCheckLock(g, r) }, func() {
 		s.setStatus(g, StatusStopped)
-		g.applyPending()
+		lxcApplyPending(g)
 		s.setStatus(g, StatusRunning)
 	}), nil
 }
