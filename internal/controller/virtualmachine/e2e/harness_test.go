@@ -28,24 +28,20 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 
-	"github.com/kubemox/provider-proxmox/apis"
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	"github.com/kubemox/provider-proxmox/internal/provider"
+	"github.com/kubemox/provider-proxmox/internal/provider/providertest"
 	"github.com/kubemox/provider-proxmox/internal/pvesim"
 	"github.com/kubemox/provider-proxmox/internal/testenv"
 )
@@ -69,7 +65,13 @@ const (
 )
 
 // currentSecret is the API token secret the connection uses now.
-var currentSecret = "first-secret"
+var currentSecret = "first-secret-canary"
+
+// cloudInitPassword is the password a test puts in a Secret.
+const cloudInitPassword = "hunter2-ci-canary"
+
+// leakCanaries must never appear in the provider's logs.
+var leakCanaries = []string{"first-secret-canary", cloudInitPassword}
 
 var (
 	env *testenv.Env
@@ -99,7 +101,10 @@ func runMain(m *testing.M) int {
 	}
 	code := m.Run()
 	cancel()
-	h.stop()
+	h.p.Stop()
+	if code == 0 {
+		code = h.checkNoSecretLeaks()
+	}
 	return code
 }
 
@@ -107,53 +112,45 @@ func runMain(m *testing.M) int {
 type harness struct {
 	kube client.Client
 	sim  *pvesim.Server
-	done chan struct{}
-}
-
-func scheme() (*runtime.Scheme, error) {
-	s := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(s); err != nil {
-		return nil, err
-	}
-	return s, apis.AddToScheme(s)
+	p    *providertest.Harness
 }
 
 func startHarness(ctx context.Context, cfg *rest.Config) (*harness, error) {
-	s, err := scheme()
+	p, err := providertest.Start(ctx, cfg, providertest.Options{
+		Provider: provider.Options{PollInterval: poll, MaxReconcileRate: 10, EnableManagementPolicies: true},
+		Sim:      pvesim.Options{Nodes: []string{node, "othernode"}},
+	})
 	if err != nil {
 		return nil, err
 	}
-	kube, err := client.New(cfg, client.Options{Scheme: s})
-	if err != nil {
+	hs := &harness{kube: p.Kube, sim: p.Sim, p: p}
+	hs.sim.AddToken(tokenID, currentSecret)
+	if err := hs.sim.AddTemplate(node, templateID, templateName); err != nil {
 		return nil, err
 	}
-	sim, err := pvesim.Start(pvesim.Options{Nodes: []string{node, "othernode"}})
-	if err != nil {
-		return nil, err
-	}
-	sim.AddToken(tokenID, currentSecret)
-	if err := sim.AddTemplate(node, templateID, templateName); err != nil {
-		return nil, err
-	}
-	// The provider's logs are not needed here; silence controller-runtime's
-	// warning about a missing logger.
-	ctrl.SetLogger(logr.Discard())
-	p, err := provider.New(cfg, provider.Options{PollInterval: poll, MaxReconcileRate: 10, EnableManagementPolicies: true})
-	if err != nil {
-		sim.Close()
-		return nil, err
-	}
-	hs := &harness{kube: kube, sim: sim, done: make(chan struct{})}
-	go func() {
-		defer close(hs.done)
-		if err := p.Start(ctx); err != nil {
-			fmt.Fprintln(os.Stderr, "provider stopped:", err)
-		}
-	}()
 	if err := hs.setupConnection(ctx); err != nil {
 		return nil, err
 	}
 	return hs, nil
+}
+
+// checkNoSecretLeaks fails the run when the provider listed or watched
+// Secrets with their data (the cloud-init passwordFrom reads and the
+// connection-details Secrets included), or logged a secret at debug level.
+func (hs *harness) checkNoSecretLeaks() int {
+	code := 0
+	if bad := hs.p.Requests.FullSecretListsOrWatches(); len(bad) > 0 {
+		fmt.Fprintf(os.Stderr, "FAIL: full Secret lists or watches reached the API server: %v\n", bad)
+		code = 1
+	}
+	logs := hs.p.Logs.String()
+	for _, secret := range leakCanaries {
+		if strings.Contains(logs, secret) {
+			fmt.Fprintf(os.Stderr, "FAIL: the provider logged a secret (%d bytes of logs searched)\n", len(logs))
+			code = 1
+		}
+	}
+	return code
 }
 
 // setupConnection creates the seed's connection (a token whose secret lives
@@ -181,11 +178,6 @@ func (hs *harness) setupConnection(ctx context.Context) error {
 		time.Sleep(200 * time.Millisecond)
 	}
 	return fmt.Errorf("ProxmoxConnection %s not Ready after %s", connName, wait)
-}
-
-func (hs *harness) stop() {
-	<-hs.done
-	hs.sim.Close()
 }
 
 func require(t *testing.T) *harness {

@@ -124,7 +124,7 @@ func TestScratchWithCloudInitPasswordFromSecret(t *testing.T) {
 	hs := require(t)
 	ns := hs.namespace(t)
 	if err := hs.kube.Create(context.Background(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ci"},
-		StringData: map[string]string{"pw": "hunter2-ci"}}); err != nil {
+		StringData: map[string]string{"pw": cloudInitPassword}}); err != nil {
 		t.Fatal(err)
 	}
 	vm := hs.create(t, &v1alpha1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ci-vm"}, Spec: v1alpha1.VirtualMachineSpec{
@@ -154,7 +154,7 @@ func TestScratchWithCloudInitPasswordFromSecret(t *testing.T) {
 	if err := hs.kube.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "ci-vm-conn"}, sec); err != nil {
 		t.Fatal(err)
 	}
-	if string(sec.Data["username"]) != "ops" || string(sec.Data["password"]) != "hunter2-ci" {
+	if string(sec.Data["username"]) != "ops" || string(sec.Data["password"]) != cloudInitPassword {
 		t.Errorf("cloud-init credentials not in connection details: %v", keysOf(sec.Data))
 	}
 }
