@@ -64,3 +64,18 @@ func TestVMIDAllocatorHandsOutDistinctIDs(t *testing.T) {
 		t.Errorf("other connection got %d, %v; want 100", id, err)
 	}
 }
+
+// VMIDInUse asks PVE's cluster-wide VMID list, which (unlike the resource
+// listing) never lags.
+func TestVMIDInUse(t *testing.T) {
+	sim, c := vmSimClient(t)
+	if err := sim.AddGuest(pvesim.GuestSeed{Kind: "lxc", VMID: 150, Config: map[string]string{"hostname": "ct"}}); err != nil {
+		t.Fatal(err)
+	}
+	for vmid, want := range map[int]bool{150: true, 151: false} {
+		got, err := c.VMIDInUse(context.Background(), vmid)
+		if err != nil || got != want {
+			t.Errorf("VMIDInUse(%d) = %v, %v; want %v", vmid, got, err, want)
+		}
+	}
+}
