@@ -92,11 +92,21 @@ func TestCloneWithConnectionDetailsAndDelete(t *testing.T) {
 		t.Fatalf("clone not converged: %+v", g)
 	}
 	hs.waitEvent(t, ns, "web", "Cloning")
+	// The guest agent's first IPv4 reaches status and the connection details.
+	vm = hs.waitVM(t, ns, "web", "with an IP", func(v *v1alpha1.VirtualMachine) bool { return v.Status.Status.IPAddress != "" })
 	sec := &corev1.Secret{}
-	if err := hs.kube.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "web-conn"}, sec); err != nil {
-		t.Fatalf("connection secret: %v", err)
+	deadline := time.Now().Add(wait)
+	for {
+		if err := hs.kube.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "web-conn"}, sec); err == nil && len(sec.Data["ipAddress"]) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("connection secret without ipAddress: %v", keysOf(sec.Data))
+		}
+		time.Sleep(250 * time.Millisecond)
 	}
-	if string(sec.Data["vmid"]) != fmt.Sprint(vmid) || string(sec.Data["node"]) != node || string(sec.Data["name"]) != "web" {
+	if string(sec.Data["vmid"]) != fmt.Sprint(vmid) || string(sec.Data["node"]) != node || string(sec.Data["name"]) != "web" ||
+		string(sec.Data["ipAddress"]) != vm.Status.Status.IPAddress || string(sec.Data["endpoint"]) == "" {
 		t.Errorf("connection details = %v", keysOf(sec.Data))
 	}
 	for k, v := range sec.Data {
