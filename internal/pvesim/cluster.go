@@ -85,44 +85,20 @@ type poolResourceEntry struct {
 // handleClusterResources lists guests, nodes, storages and pools. Guest status, name,
 // uptime and template come from the lagging pvestatd view; lock, tags, node and pool are live.
 func handleClusterResources(s *Server, r *request) (any, error) {
-	typ := r.str("type")
-	now := time.Now()
-	out := make([]any, 0, len(s.st.guests)+8)
-	if typ == "" || typ == "vm" {
-		for _, id := range sortedInts(s.st.guests) {
-			out = append(out, s.guestResource(s.st.guests[id], now))
-		}
-	}
-	if typ == "" || typ == "node" {
-		for _, n := range s.st.nodes {
-			out = append(out, nodeResource(n))
-		}
-	}
-	if typ == "" || typ == "storage" {
-		for _, n := range s.st.nodes {
-			for _, id := range s.st.storageIDs(n) {
-				out = append(out, storageResource(n, s.st.storages[n][id]))
-			}
-		}
-	}
-	if typ == "" {
-		for _, id := range sortedKeys(s.st.pools) {
-			out = append(out, poolResourceEntry{ID: "pool/" + id, Type: "pool", Pool: id})
-		}
-	}
-	return out, nil
+	return s.cachedResources(r.str("type"), time.Now()), nil
 }
 
-func (s *Server) guestResource(g *guest, now time.Time) *guestEntry {
+func guestResource(g *guest, now time.Time) guestEntry {
 	v := g.resourcesView(now)
-	e := &guestEntry{
-		ID: g.Kind + "/" + strconv.Itoa(g.VMID), Type: g.Kind, VMID: g.VMID, Node: g.Node, Status: "unknown",
-		MaxCPU: guestCPUs(g), MaxMem: guestMaxMem(g), MaxDisk: guestMaxDisk(g),
+	lim := g.limits()
+	e := guestEntry{
+		ID: g.resourceID(), Type: g.Kind, VMID: g.VMID, Node: g.Node, Status: "unknown",
+		MaxCPU: lim.cpus, MaxMem: lim.mem, MaxDisk: lim.disk,
 		Template: boolNum(v.Template), Lock: g.lock(), Tags: g.Config["tags"], Pool: g.Pool,
 	}
 	if v.Known {
 		e.Status, e.Name = v.Status, v.Name
-		if v.Status == StatusRunning && !v.StartedAt.IsZero() {
+		if showsUptime(v) {
 			e.Uptime = int64(now.Sub(v.StartedAt).Seconds())
 			e.Mem = e.MaxMem / 4
 			e.CPU = 0.01
@@ -132,6 +108,19 @@ func (s *Server) guestResource(g *guest, now time.Time) *guestEntry {
 		e.HAState = "started"
 	}
 	return e
+}
+
+// resourceID is the guest's /cluster/resources id, "qemu/100"; kind and VMID never change.
+func (g *guest) resourceID() string {
+	if g.resID == "" {
+		g.resID = g.Kind + "/" + strconv.Itoa(g.VMID)
+	}
+	return g.resID
+}
+
+// showsUptime tells whether the listing shows a running guest's uptime for this view.
+func showsUptime(v rrdView) bool {
+	return v.Known && v.Status == StatusRunning && !v.StartedAt.IsZero()
 }
 
 func nodeResource(n string) nodeEntry {

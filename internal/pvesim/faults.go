@@ -62,12 +62,28 @@ func (h *Hold) park(stop <-chan struct{}) {
 type pendingHold struct {
 	method  string
 	pattern string
+	re      *regexp.Regexp
 	hold    *Hold
 }
 
 type pendingDrop struct {
 	method  string
 	pattern string
+	re      *regexp.Regexp
+}
+
+// compilePattern compiles a "^" pattern once, so matching costs no compile per request;
+// an invalid expression matches nothing.
+func compilePattern(pattern string) (string, *regexp.Regexp) {
+	pattern = strings.TrimPrefix(pattern, "/api2/json")
+	if !strings.HasPrefix(pattern, "^") {
+		return pattern, nil
+	}
+	re, err := regexp.Compile(pattern)
+	if err != nil {
+		re = regexp.MustCompile(`$.^`)
+	}
+	return pattern, re
 }
 
 type faultSet struct {
@@ -118,10 +134,6 @@ func patternMatches(method, pattern string, re *regexp.Regexp, reqMethod, reqPat
 	if pattern == "" {
 		return true
 	}
-	if strings.HasPrefix(pattern, "^") {
-		ok, _ := regexp.MatchString(pattern, reqPath)
-		return ok
-	}
 	ok, _ := path.Match(pattern, reqPath)
 	return ok
 }
@@ -156,14 +168,14 @@ func (fs *faultSet) match(method, reqPath string) faultEffect {
 		break
 	}
 	for i, h := range fs.holds {
-		if patternMatches(h.method, h.pattern, nil, method, reqPath) {
+		if patternMatches(h.method, h.pattern, h.re, method, reqPath) {
 			fx.hold = h.hold
 			fs.holds = append(fs.holds[:i:i], fs.holds[i+1:]...)
 			break
 		}
 	}
 	for i, d := range fs.drops {
-		if patternMatches(d.method, d.pattern, nil, method, reqPath) {
+		if patternMatches(d.method, d.pattern, d.re, method, reqPath) {
 			fx.drop = true
 			fs.drops = append(fs.drops[:i:i], fs.drops[i+1:]...)
 			break
@@ -186,16 +198,18 @@ func faultError(r FaultRule) *apiError {
 
 func (fs *faultSet) addHold(method, pattern string) *Hold {
 	h := newHold()
+	pattern, re := compilePattern(pattern)
 	fs.mu.Lock()
-	fs.holds = append(fs.holds, pendingHold{method: method, pattern: pattern, hold: h})
+	fs.holds = append(fs.holds, pendingHold{method: method, pattern: pattern, re: re, hold: h})
 	fs.all = append(fs.all, h)
 	fs.mu.Unlock()
 	return h
 }
 
 func (fs *faultSet) addDrop(method, pattern string) {
+	pattern, re := compilePattern(pattern)
 	fs.mu.Lock()
-	fs.drops = append(fs.drops, pendingDrop{method: method, pattern: pattern})
+	fs.drops = append(fs.drops, pendingDrop{method: method, pattern: pattern, re: re})
 	fs.mu.Unlock()
 }
 

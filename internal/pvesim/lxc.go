@@ -298,7 +298,7 @@ func handleLXCList(s *Server, r *request) (any, error) {
 		return nil, err
 	}
 	out := []map[string]any{}
-	for _, id := range sortedInts(s.st.guests) {
+	for _, id := range s.guestIDs() {
 		g := s.st.guests[id]
 		if g.Kind == KindLXC && g.Node == node {
 			out = append(out, lxcStatus(g, time.Now()))

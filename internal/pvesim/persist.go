@@ -86,6 +86,7 @@ func (s *Server) restoreState(ps *persistedState) {
 		}
 	}
 	s.st.guests = map[int]*guest{}
+	s.guestSetChanged()
 	s.st.pools = map[string]*pool{}
 	for _, pv := range ps.Volumes {
 		if st, ok := s.st.storage(pv.Node, pv.Storage); ok {

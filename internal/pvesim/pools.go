@@ -93,10 +93,10 @@ func poolEntry(p *pool) map[string]any {
 func (s *Server) poolMembers(p *pool, typ string) []any {
 	out := []any{}
 	now := time.Now()
-	for _, id := range sortedInts(s.st.guests) {
+	for _, id := range s.guestIDs() {
 		g := s.st.guests[id]
 		if g.Pool == p.ID && (typ == "" || typ == g.Kind) {
-			out = append(out, s.guestResource(g, now))
+			out = append(out, guestResource(g, now))
 		}
 	}
 	if typ != "" && typ != "storage" {
@@ -204,7 +204,7 @@ func handlePoolDelete(s *Server, r *request) (any, error) {
 	if !ok {
 		return nil, errNoPool(id)
 	}
-	for _, vmid := range sortedInts(s.st.guests) {
+	for _, vmid := range s.guestIDs() {
 		if s.st.guests[vmid].Pool == id {
 			return nil, errInternal("delete pool failed: pool '%s' is not empty (contains VM %d)", id, vmid)
 		}

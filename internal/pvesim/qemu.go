@@ -112,7 +112,7 @@ func handleQemuList(s *Server, r *request) (any, error) {
 		return nil, err
 	}
 	out := []map[string]any{}
-	for _, id := range sortedInts(s.st.guests) {
+	for _, id := range s.guestIDs() {
 		g := s.st.guests[id]
 		if g.Kind == KindQemu && g.Node == node {
 			out = append(out, qemuStatusFields(g, false))

@@ -61,6 +61,9 @@ type Server struct {
 	hs      *http.Server
 	baseURL string
 
+	// gen counts state changes; cached answers built at an older gen are stale.
+	gen       atomic.Uint64
+	res       resourcesCache
 	dirty     atomic.Bool
 	persistWG sync.WaitGroup
 	stopCh    chan struct{}
@@ -295,6 +298,8 @@ func (s *Server) invoke(hr *http.Request, rt *route, vars map[string]string, bod
 	}
 	data, err := rt.handler(s, req)
 	if hr.Method != http.MethodGet {
+		s.configChangedByID(params["vmid"])
+		s.configChangedByID(params["newid"])
 		s.markDirty()
 	}
 	return data, err
@@ -313,7 +318,11 @@ func dropConnection(w http.ResponseWriter) {
 	_ = conn.Close()
 }
 
-func (s *Server) markDirty() { s.dirty.Store(true) }
+// markDirty records a state change, for the persister and for cached answers.
+func (s *Server) markDirty() {
+	s.gen.Add(1)
+	s.dirty.Store(true)
+}
 
 // taskDuration is the configured run time of a task type.
 func (s *Server) taskDuration(typ string) time.Duration {

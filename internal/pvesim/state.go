@@ -57,6 +57,10 @@ type guest struct {
 	HAManaged bool
 
 	rrd rrdState
+	// lim and row cache what /cluster/resources shows; see resources_cache.go.
+	lim   guestLimits
+	row   encodedRow
+	resID string
 }
 
 type snapshot struct {
@@ -297,6 +301,7 @@ func (g *guest) liveView() rrdView {
 // touch records a change of what /cluster/resources shows; it appears after the lag.
 func (s *Server) touch(g *guest) {
 	s.markDirty()
+	g.lim.current = false
 	v := g.liveView()
 	if s.opts.ResourcesLag <= 0 {
 		g.rrd.cur = v
@@ -322,6 +327,7 @@ func (g *guest) resourcesView(now time.Time) rrdView {
 // addGuest registers a new guest; known=false makes it show "unknown" until the lag passes.
 func (s *Server) addGuest(g *guest, known bool) {
 	s.st.guests[g.VMID] = g
+	s.guestSetChanged()
 	if known {
 		g.rrd.cur = g.liveView()
 		s.markDirty()
@@ -332,6 +338,7 @@ func (s *Server) addGuest(g *guest, known bool) {
 
 func (s *Server) removeGuest(g *guest) {
 	delete(s.st.guests, g.VMID)
+	s.guestSetChanged()
 	s.markDirty()
 }
 

@@ -110,6 +110,7 @@ func (s *Server) startTaskAs(user, fault string, def taskDef) string {
 			s.endTask(t, err)
 			return
 		}
+		s.stepDone(t)
 		t.timer = time.AfterFunc(d-begin, func() {
 			s.mu.Lock()
 			defer s.mu.Unlock()
@@ -153,6 +154,12 @@ func (s *Server) endTask(t *task, err error) {
 		t.ExitStatus = "OK"
 		t.logf("TASK OK")
 	}
+	s.stepDone(t)
+}
+
+// stepDone records that a task step may have changed its guest.
+func (s *Server) stepDone(t *task) {
+	s.configChangedByID(t.ID)
 	s.markDirty()
 }
 

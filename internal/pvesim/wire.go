@@ -3,7 +3,9 @@ package pvesim
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"strconv"
 	"strings"
 )
 
@@ -53,7 +55,21 @@ func setPVEHeaders(w http.ResponseWriter) {
 }
 
 func writeData(w http.ResponseWriter, data any) {
+	if enc, ok := data.(encodedData); ok {
+		writeEncoded(w, enc)
+		return
+	}
 	writeEnvelope(w, http.StatusOK, envelope{Data: data})
+}
+
+// writeEncoded wraps pre-encoded data in the envelope without decoding it again.
+func writeEncoded(w http.ResponseWriter, data encodedData) {
+	setPVEHeaders(w)
+	w.Header().Set("Content-Length", strconv.Itoa(len(data)+len(`{"data":}`)))
+	w.WriteHeader(http.StatusOK)
+	_, _ = io.WriteString(w, `{"data":`)
+	_, _ = w.Write(data)
+	_, _ = io.WriteString(w, "}")
 }
 
 // writeError renders err as PVE does: the message ends with a newline in the body.

@@ -1,0 +1,173 @@
+package pvesim
+
+import (
+	"encoding/json"
+	"math"
+	"strconv"
+	"time"
+)
+
+// resourcesCache holds encoded /cluster/resources answers by type filter. PVE itself
+// serves this listing from pvestatd's periodic snapshot, so a copy is faithful as long as
+// it is dropped whenever the state changes (gen), a lagged view comes due, or an uptime
+// the listing shows ticks to its next second. It is guarded by Server.mu.
+type resourcesCache struct {
+	gen    uint64
+	until  time.Time
+	byType map[string]encodedData
+	// sizes remembers each listing's last length, so a rebuild allocates once.
+	sizes map[string]int
+	// ids and order are the guest VMIDs and guests in VMID order; nil after a guest was
+	// added or removed.
+	ids   []int
+	order []*guest
+}
+
+// encodedData is a "data" value already encoded as JSON; writeData copies it verbatim.
+type encodedData []byte
+
+// guestLimits are the maxcpu/maxmem/maxdisk a guest's config implies.
+type guestLimits struct {
+	cpus    int
+	mem     int64
+	disk    int64
+	current bool
+}
+
+// encodedRow is a guest's last encoded /cluster/resources row and the entry it encodes.
+type encodedRow struct {
+	entry guestEntry
+	json  []byte
+}
+
+// farFuture stands for "no timed expiry".
+var farFuture = time.Unix(math.MaxInt32, 0)
+
+// guestIDs lists the VMIDs in order, sorting only after the set of guests changed.
+func (s *Server) guestIDs() []int {
+	if s.res.ids == nil {
+		s.res.ids = sortedInts(s.st.guests)
+	}
+	return s.res.ids
+}
+
+// orderedGuests lists the guests in VMID order, like guestIDs.
+func (s *Server) orderedGuests() []*guest {
+	if s.res.order == nil {
+		ids := s.guestIDs()
+		s.res.order = make([]*guest, len(ids))
+		for i, id := range ids {
+			s.res.order[i] = s.st.guests[id]
+		}
+	}
+	return s.res.order
+}
+
+// guestSetChanged drops the ordered lists.
+func (s *Server) guestSetChanged() { s.res.ids, s.res.order = nil, nil }
+
+// limits returns the guest's config-derived maxima, computed once per config change.
+func (g *guest) limits() guestLimits {
+	if !g.lim.current {
+		g.lim = guestLimits{cpus: guestCPUs(g), mem: guestMaxMem(g), disk: guestMaxDisk(g), current: true}
+	}
+	return g.lim
+}
+
+// configChanged marks a guest's derived values stale after its config may have changed.
+func (s *Server) configChanged(vmid int) {
+	if g, ok := s.st.guests[vmid]; ok {
+		g.lim.current = false
+	}
+}
+
+// configChangedByID is configChanged for a task or parameter id that may name a guest.
+func (s *Server) configChangedByID(id string) {
+	if vmid, err := strconv.Atoi(id); err == nil {
+		s.configChanged(vmid)
+	}
+}
+
+// cachedResources returns the encoded listing for a type filter, rebuilding it when stale.
+func (s *Server) cachedResources(typ string, now time.Time) encodedData {
+	c := &s.res
+	if gen := s.gen.Load(); c.gen != gen || !now.Before(c.until) || c.byType == nil {
+		c.gen, c.until, c.byType = gen, farFuture, map[string]encodedData{}
+	}
+	if body, ok := c.byType[typ]; ok {
+		return body
+	}
+	if c.sizes == nil {
+		c.sizes = map[string]int{}
+	}
+	body := s.encodeResources(typ, now, c.sizes[typ]+c.sizes[typ]/8+1024)
+	c.byType[typ], c.sizes[typ] = body, len(body)
+	return body
+}
+
+// encodeResources builds the listing as JSON: guests, nodes, storages, pools.
+func (s *Server) encodeResources(typ string, now time.Time, sizeHint int) encodedData {
+	buf := make([]byte, 0, sizeHint)
+	buf = append(buf, '[')
+	add := func(row []byte) {
+		if len(buf) > 1 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, row...)
+	}
+	if typ == "" || typ == "vm" {
+		for _, g := range s.orderedGuests() {
+			add(s.guestRow(g, now))
+		}
+	}
+	if typ == "" || typ == "node" {
+		for _, n := range s.st.nodes {
+			add(mustJSON(nodeResource(n)))
+		}
+	}
+	if typ == "" || typ == "storage" {
+		for _, n := range s.st.nodes {
+			for _, id := range s.st.storageIDs(n) {
+				add(mustJSON(storageResource(n, s.st.storages[n][id])))
+			}
+		}
+	}
+	if typ == "" {
+		for _, id := range sortedKeys(s.st.pools) {
+			add(mustJSON(poolResourceEntry{ID: "pool/" + id, Type: "pool", Pool: id}))
+		}
+	}
+	return append(buf, ']')
+}
+
+// guestRow is the guest's encoded row, re-encoded only when the row changed. It shortens
+// the cache's life to the guest's next lagged view and next uptime second.
+func (s *Server) guestRow(g *guest, now time.Time) []byte {
+	e := guestResource(g, now)
+	if len(g.rrd.queue) > 0 {
+		s.res.until = minTime(s.res.until, g.rrd.queue[0].at)
+	}
+	if v := g.rrd.cur; showsUptime(v) {
+		s.res.until = minTime(s.res.until, v.StartedAt.Add(time.Duration(e.Uptime+1)*time.Second))
+	}
+	if g.row.json == nil || g.row.entry != e {
+		g.row = encodedRow{entry: e, json: mustJSON(e)}
+	}
+	return g.row.json
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+// mustJSON encodes values whose types cannot fail to encode (plain structs of scalars).
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return []byte("null")
+	}
+	return b
+}
