@@ -17,8 +17,6 @@ import (
 // really served (after "restart", which pveproxy does at once here), so a client can
 // pin or verify it; DELETE goes back to the simulator's own certificate.
 
-func init() { addRouteTable(registerCertRoutes) }
-
 func registerCertRoutes(r *router) {
 	base := "/nodes/{node}/certificates"
 	r.handle(RouteSpec{Method: http.MethodGet, Path: base + "/info", Params: []ParamSpec{pNode()}}, handleCertInfo).unlocked = true

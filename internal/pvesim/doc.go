@@ -52,8 +52,8 @@
 //
 // # Adding an API area
 //
-// Each area has its own file with a registration function added from init via
-// addRouteTable. A route is a RouteSpec (method, path template, parameters; path
+// Each area has its own file with a registration function, listed in routeTables
+// (routes.go); there is no init-time registration. A route is a RouteSpec (method, path template, parameters; path
 // parameters included as PVE's schema has them) plus a handlerFunc that runs with the
 // state lock held. Parameters are validated from the spec before the handler runs, and
 // RouteSpecs exports every spec for the schema conformance test. Asynchronous calls use

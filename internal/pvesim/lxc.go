@@ -11,8 +11,6 @@ import (
 
 // LXC containers as pve-container serves them under /nodes/{node}/lxc.
 
-func init() { addRouteTable(registerLXCRoutes) }
-
 func registerLXCRoutes(r *router) {
 	base := "/nodes/{node}/lxc"
 	vm := base + "/{vmid}"

@@ -11,8 +11,6 @@ import (
 // Resource pools as pve-access-control serves them. Guest membership lives on the guest
 // (guest.Pool) so /cluster/resources shows it live; storage membership on the pool.
 
-func init() { addRouteTable(registerPoolRoutes) }
-
 const rePoolID = `[A-Za-z0-9\.\-_]+(/[A-Za-z0-9\.\-_]+){0,2}`
 
 func pPoolID() ParamSpec { return pString("poolid").req().pattern(rePoolID) }

@@ -9,8 +9,6 @@ import (
 	"time"
 )
 
-func init() { addRouteTable(registerQemuRoutes) }
-
 // qemuControlParams are update parameters that are not config keys.
 var qemuControlParams = []string{"node", "vmid", "digest", "delete", "revert", "skiplock", "background_delay", "force", "import-working-storage"}
 

@@ -2,20 +2,23 @@ package pvesim
 
 import "net/http"
 
-// routeTables are the per-file route registrations. Each API area lives in its own file
-// and adds its table from init, so new areas need no edit here.
-var routeTables []func(*router)
-
-// addRouteTable is called from init functions only.
-func addRouteTable(f func(*router)) { routeTables = append(routeTables, f) }
-
-func init() {
-	addRouteTable(registerClusterRoutes)
-	addRouteTable(registerTaskRoutes)
+// routeTables lists every API area's registration function. A Server builds its router
+// from this list, and RouteSpecs reads the same list, so the schema conformance test
+// checks exactly what is served. A new area adds its function here.
+func routeTables() []func(*router) {
+	return []func(*router){
+		registerClusterRoutes,
+		registerTaskRoutes,
+		registerQemuRoutes,
+		registerLXCRoutes,
+		registerStorageRoutes,
+		registerPoolRoutes,
+		registerCertRoutes,
+	}
 }
 
 func registerRoutes(r *router) {
-	for _, f := range routeTables {
+	for _, f := range routeTables() {
 		f(r)
 	}
 }

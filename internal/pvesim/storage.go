@@ -11,8 +11,6 @@ import (
 
 // Storage status, content, download-url and OCI pulls as pve-storage serves them.
 
-func init() { addRouteTable(registerStorageRoutes) }
-
 var storageContentEnum = []string{"iso", "vztmpl", "import"}
 
 const reStorageID = `[a-zA-Z][a-zA-Z0-9\-_.]*[a-zA-Z0-9]`
