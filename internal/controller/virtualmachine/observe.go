@@ -234,9 +234,7 @@ func (e *external) observeOwned(ctx context.Context, cr *v1alpha1.VirtualMachine
 	}
 	o.needStart = want.Running && !running && !rebootUnderway(cr)
 	o.needReboot = running && want.AllowReboot && len(o.pendingKeys) > 0 && !rebootUnderway(cr)
-	if !want.AllowReboot || !running {
-		cr.Status.PendingChanges = o.pendingKeys
-	}
+	cr.Status.PendingChanges = o.pendingKeys
 
 	e.observeAgent(ctx, cr, o)
 	e.fillStatus(cr, o, row)

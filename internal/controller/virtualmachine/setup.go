@@ -94,13 +94,16 @@ func Setup(mgr ctrl.Manager, o controller.Options, clients *pve.Cache) error {
 }
 
 // pollInterval re-observes a VirtualMachine within seconds while it is not
-// Ready or a task of ours runs, and after the poll interval otherwise.
+// Ready, a task of ours runs, or changes wait for a reboot we may make; after
+// the poll interval otherwise.
 func pollInterval(mg resource.Managed, poll time.Duration) time.Duration {
 	cr, ok := mg.(*v1alpha1.VirtualMachine)
 	if !ok {
 		return poll
 	}
-	if !isReady(cr) || (cr.Status.LastTask != nil && cr.Status.LastTask.Status == taskRunning) {
+	busy := cr.Status.LastTask != nil && cr.Status.LastTask.Status == taskRunning
+	rebootDue := cr.Spec.MayReboot() && len(cr.Status.PendingChanges) > 0
+	if !isReady(cr) || busy || rebootDue {
 		return notReadyPoll
 	}
 	return poll

@@ -75,8 +75,11 @@ func (e *external) applyConfig(ctx context.Context, cr *v1alpha1.VirtualMachine,
 			cr.Status.CloudInitPasswordApplied = &v1alpha1.CloudInitPasswordApplied{Generation: v.Generation, SecretResourceVersion: v.SecretResourceVersion}
 		}
 		e.reportConfig(cr, o, fields)
-		if o.running && (o.plan.TouchesCloudInit() || o.needPass) {
-			cr.Status.PendingChanges = mergeKeys(cr.Status.PendingChanges, cloudInitFields(set))
+		if o.running {
+			// Until the next Observe tells what PVE left pending (cloud-init
+			// keys never show in /pending), assume all of it: the resource is
+			// then observed again within seconds, not after the poll interval.
+			cr.Status.PendingChanges = mergeKeys(cr.Status.PendingChanges, changedKeys(set))
 		}
 		return true, nil
 	}
@@ -122,10 +125,12 @@ func (e *external) reportConfig(cr *v1alpha1.VirtualMachine, o *observation, fie
 	e.record.Event(cr, event.Normal("Configured", "configured "+strings.Join(fields, ", ")))
 }
 
-func cloudInitFields(set map[string]string) []string {
+// changedKeys lists the keys a config change touched, except the
+// description, which never needs a reboot.
+func changedKeys(set map[string]string) []string {
 	var keys []string
 	for k := range set {
-		if pve.IsCloudInitKey(k) {
+		if k != "description" {
 			keys = append(keys, k)
 		}
 	}
