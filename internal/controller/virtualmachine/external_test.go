@@ -680,3 +680,19 @@ func TestCloudInitChangeOnRunningVMReboots(t *testing.T) {
 		t.Errorf("pendingChanges left: %v", cr.Status.PendingChanges)
 	}
 }
+
+// fullClone: false makes a linked clone of the template.
+func TestLinkedClone(t *testing.T) {
+	f := newFixture(t, pvesim.Options{})
+	cr := cloneVM("linked")
+	linked := false
+	cr.Spec.Template.FullClone = &linked
+	cr.Spec.Template.Disk = nil // a linked clone keeps the template's disk
+	f.store(t, cr, true)
+	f.converge(t, cr, 30)
+	vmid, _ := vmidOf(meta.GetExternalName(cr))
+	g, _ := f.sim.Guest(vmid)
+	if !strings.Contains(g.Config["scsi0"], "base-9000-disk") {
+		t.Errorf("scsi0 = %q, want a volume linked to the template's base disk", g.Config["scsi0"])
+	}
+}

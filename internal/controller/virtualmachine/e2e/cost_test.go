@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"sort"
 	"strconv"
 	"testing"
@@ -28,6 +29,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 
@@ -58,7 +61,12 @@ func BenchmarkSteadyStateCost(b *testing.B) {
 	for i := 0; i < n; i++ {
 		name := fmt.Sprintf("b-%03d", i)
 		vmid := 20000 + i
-		vm := &v1alpha1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Namespace: nsObj, Name: name}, Spec: cloneSpec(name)}
+		spec := cloneSpec(name)
+		// Every VM publishes connection details: no Secret informer may
+		// appear for it (TestMain checks the API server saw no full Secret
+		// list or watch).
+		spec.WriteConnectionSecretToReference = &xpv2.LocalSecretReference{Name: name + "-conn"}
+		vm := &v1alpha1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Namespace: nsObj, Name: name}, Spec: spec}
 		meta.SetExternalName(vm, strconv.Itoa(vmid))
 		if err := hs.kube.Create(ctx, vm); err != nil {
 			b.Fatal(err)
@@ -125,6 +133,15 @@ func BenchmarkSteadyStateCost(b *testing.B) {
 		eps = append(eps, fmt.Sprintf("%s=%d", ep, k))
 	}
 	sort.Strings(eps)
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	secrets := &corev1.SecretList{}
+	if err := hs.kube.List(ctx, secrets, client.InNamespace(nsObj)); err != nil {
+		b.Fatal(err)
+	}
+	fmt.Printf("heap in use after GC (provider, simulator and test in one process): %d MiB; connection-detail Secrets: %d; full Secret lists/watches so far: %d\n",
+		ms.HeapInuse>>20, len(secrets.Items), len(hs.p.Requests.FullSecretListsOrWatches()))
 	fmt.Printf("steady state, %d VMs on one connection: %d VM requests over %d polls = %.4f requests/VM/poll (budget 1+1/N = %.4f); "+
 		"/cluster/resources reads: %d; connection checks (GET /version, not counted): %d; last window: %v\n",
 		n, requests-connection, polls, perPoll, 1+1/float64(n), resources, connection, eps)
