@@ -115,13 +115,18 @@ func guestIPv4(g *guest, idx int) (string, int) {
 
 // handleCloudinitGet shows each cloud-init key with the value on the generated drive and,
 // when it changed since, the pending one. These keys never appear in /pending.
+// handleCloudinitGet lists cloud-init keys as qemu-server's cloudinit_pending does:
+// "value" is what the drive was generated from, "pending" the config's newer value. Config
+// values carry their schema type (ciupgrade is 0/1), while generated values come from the
+// config's unvalidated [special:cloudinit] section and are always strings.
 func handleCloudinitGet(s *Server, r *request) (any, error) {
 	g, err := s.qemuGuest(r)
 	if err != nil {
 		return nil, err
 	}
 	cur := ciKeys(g.Config)
-	mask := func(k, v string) string {
+	current := func(k string) any { return typedValue(qemuParamTypes, k, cur[k]) }
+	generated := func(k, v string) any {
 		if k == "cipassword" {
 			return "**********"
 		}
@@ -133,11 +138,11 @@ func handleCloudinitGet(s *Server, r *request) (any, error) {
 		old, had := g.CIApplied[k]
 		switch {
 		case !had:
-			item["pending"] = mask(k, cur[k])
+			item["pending"] = current(k)
 		case old != cur[k]:
-			item["value"], item["pending"] = mask(k, old), mask(k, cur[k])
+			item["value"], item["pending"] = generated(k, old), current(k)
 		default:
-			item["value"] = mask(k, old)
+			item["value"] = current(k)
 		}
 		out = append(out, item)
 	}

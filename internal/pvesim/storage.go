@@ -255,7 +255,7 @@ func deleteVolume(st *storage, volid string, t *task) error {
 	if !ok {
 		// pve-storage only warns about a missing file; the task ends with "WARNINGS: 1".
 		t.logf("disk image '%s' does not exist", volumePath(st, volid))
-		return errTaskWarnings
+		return taskWarnings(1)
 	}
 	if v.Protected {
 		return fmt.Errorf("volume '%s' is protected", volid)
@@ -264,9 +264,6 @@ func deleteVolume(st *storage, volid string, t *task) error {
 	t.logf("Removed volume '%s'", volid)
 	return nil
 }
-
-// errTaskWarnings marks a task that succeeded with one warning.
-var errTaskWarnings = fmt.Errorf("WARNINGS: 1")
 
 func normalizeContentFilename(name string) string {
 	name = strings.TrimRight(name, "\n")

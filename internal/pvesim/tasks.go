@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 )
 
 // task is one PVE worker task.
@@ -138,19 +140,30 @@ func callStep(step func(*task) error, t *task) error {
 	return step(t)
 }
 
+// taskWarnings ends a task that succeeded with this many warnings: PVE's worker ends
+// its log with "TASK WARNINGS: n" and its exit status reads "WARNINGS: n".
+type taskWarnings int
+
+func (w taskWarnings) Error() string { return fmt.Sprintf("WARNINGS: %d", int(w)) }
+
 // endTask stops a task with OK or the error text, writing PVE's last log line.
 func (s *Server) endTask(t *task, err error) {
 	t.Status = "stopped"
 	t.EndTime = time.Now().Unix()
 	t.timer = nil
-	if err != nil {
+	var warnings taskWarnings
+	switch {
+	case errors.As(err, &warnings):
+		t.ExitStatus = warnings.Error()
+		t.logf("TASK %s", t.ExitStatus)
+	case err != nil:
 		msg := strings.TrimSuffix(err.Error(), "\n")
 		if t.onFail != nil {
 			t.onFail()
 		}
 		t.ExitStatus = msg
 		t.logf("TASK ERROR: %s", msg)
-	} else {
+	default:
 		t.ExitStatus = "OK"
 		t.logf("TASK OK")
 	}
