@@ -189,6 +189,17 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.VirtualMachine) (ma
 		o.locked = row.Lock
 	}
 	o.own = decide(cr, vmid, o.locked, pve.Description(cfg))
+	if o.own == ownLostRace && o.locked == "" {
+		// Forgetting the VMID is the one irreversible verdict: confirm the
+		// guest is not our clone still in progress with status/current,
+		// which always carries the lock.
+		st, err := e.cl.GuestStatus(ctx, ref)
+		if err != nil && !pve.IsGuestNotFound(err) {
+			return managed.ExternalObservation{}, err
+		}
+		o.locked = st.Lock
+		o.own = decide(cr, vmid, o.locked, pve.Description(cfg))
+	}
 	switch o.own {
 	case ownInProgress:
 		cr.SetConditions(xpv2.Creating().WithMessage("Proxmox VE is creating VM " + name))
