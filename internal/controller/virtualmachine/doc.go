@@ -78,7 +78,8 @@ limitations under the License.
 //     changed while the policies are Observe-only; once they allow updates it
 //     is reported not up to date until Update writes our marker. If we picked
 //     the VMID (create-pending present), we lost a race to someone else (our
-//     clone task then fails with "already exists"): the VMID is dropped from
+//     clone task then fails with "already exists"; the verdict is confirmed
+//     with status/current, which always carries the lock): the VMID is dropped from
 //     the resource with an explicit update and Observe reports absent, so
 //     Create picks again. A resource that once saw its own marker on that
 //     VMID (status.vmid equals it) never drops it: a vanished marker is
@@ -113,7 +114,9 @@ limitations under the License.
 //
 // Changes PVE keeps pending (and cloud-init changes made on a running guest,
 // which only PVE's /cloudinit shows) are applied by one reboot unless
-// rebootPolicy is Never (then they are listed in status.pendingChanges). PVE
+// rebootPolicy is Never; status.pendingChanges lists them either way, and
+// while a reboot we may make is due the resource is observed within
+// seconds. PVE
 // reboots as a stop followed by its own start task; before starting a
 // stopped guest, the node's task list is checked so the provider never starts
 // a guest while a task runs on it or PVE's own start after a reboot is due.

@@ -179,7 +179,9 @@ type fixture struct {
 	conn string
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t *testing.T) *fixture { return newFixtureWith(t, pvesim.Options{}) }
+
+func newFixtureWith(t *testing.T, opts pvesim.Options) *fixture {
 	t.Helper()
 	env.Require(t)
 	s := runtime.NewScheme()
@@ -193,7 +195,8 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sim, err := pvesim.Start(pvesim.Options{Nodes: []string{node}})
+	opts.Nodes = []string{node}
+	sim, err := pvesim.Start(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,6 +309,40 @@ func TestKilledAfterDroppedCloneResponse(t *testing.T) {
 	p2 := startProvider(t)
 	f.waitReady(t, p2, "dropped")
 	if n := f.guestsMarked("dropped"); n != 1 {
+		t.Errorf("%d guests carry the resource's marker, want 1", n)
+	}
+	if got := len(f.sim.Guests()); got != 2 {
+		t.Errorf("guests = %d, want template + 1", got)
+	}
+}
+
+// The provider dies while PVE's clone task runs (the new config exists,
+// locked "clone", without our marker yet): the restarted provider waits for
+// it as its own, and never picks another VMID.
+func TestKilledWhileCloneTaskRuns(t *testing.T) {
+	f := newFixtureWith(t, pvesim.Options{TaskDurations: map[string]time.Duration{"qmclone": 4 * time.Second}})
+	p1 := startProvider(t)
+	if err := f.kube.Create(context.Background(), f.vm("slow")); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		locked := false
+		for _, g := range f.sim.Guests() {
+			locked = locked || g.Lock == "clone"
+		}
+		if locked {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no clone under way\nprovider log tail:\n%s", p1.tail())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	p1.kill(t)
+	p2 := startProvider(t)
+	f.waitReady(t, p2, "slow")
+	if n := f.guestsMarked("slow"); n != 1 {
 		t.Errorf("%d guests carry the resource's marker, want 1", n)
 	}
 	if got := len(f.sim.Guests()); got != 2 {
