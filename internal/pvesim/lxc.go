@@ -56,14 +56,7 @@ func (s *Server) lxcGuest(r *request) (*guest, error) {
 	return s.guestOn(KindLXC, r.node(), r.vmid())
 }
 
-// lxcCheckLock is AbstractConfig::check_lock for containers.
-func lxcCheckLock(g *guest, r *request) error {
-	if l := g.lock(); l != "" && !r.bool("skiplock") {
-		return errInternal("CT is locked (%s)", l)
-	}
-	return nil
-}
-
+// lxcCheckDigest fails a request whose digest no longer matches the config.
 func lxcCheckDigest(g *guest, r *request) error {
 	if r.has("digest") && r.str("digest") != g.digest() {
 		return errInternal("detected modified configuration - file changed by other user? Try again.")
@@ -348,7 +341,7 @@ func handleLXCConfigGet(s *Server, r *request) (any, error) {
 		return nil, err
 	}
 	if r.has("snapshot") {
-		sn := lxcSnapshot(g, r.str("snapshot"))
+		sn := g.findSnapshot(r.str("snapshot"))
 		if sn == nil {
 			return nil, errInternal("snapshot '%s' does not exist", r.str("snapshot"))
 		}
@@ -420,7 +413,7 @@ func handleLXCConfigPut(s *Server, r *request) (any, error) {
 			return nil, errParam("delete", fmt.Sprintf("you can't use '-delete %s' and '-revert %s' at the same time", k, k))
 		}
 	}
-	if err := lxcCheckLock(g, r); err != nil {
+	if err := checkLock(g, r); err != nil {
 		return nil, err
 	}
 	if err := lxcCheckDigest(g, r); err != nil {
@@ -592,7 +585,7 @@ func handleLXCDelete(s *Server, r *request) (any, error) {
 	if g.Config["protection"] == "1" {
 		return nil, errInternal("can't remove CT %d - protection mode enabled", g.VMID)
 	}
-	if err := lxcCheckLock(g, r); err != nil {
+	if err := checkLock(g, r); err != nil {
 		return nil, err
 	}
 	if g.HAManaged && !r.bool("purge") {
@@ -644,7 +637,7 @@ func handleLXCClone(s *Server, r *request) (any, error) {
 	if err := s.lxcCheckCloneStorage(src, target, r); err != nil {
 		return nil, err
 	}
-	if err := lxcCheckLock(src, r); err != nil {
+	if err := checkLock(src, r); err != nil {
 		return nil, err
 	}
 	newid := r.int("newid")
@@ -678,7 +671,7 @@ func handleLXCClone(s *Server, r *request) (any, error) {
 			return nil
 		},
 		OnFail: func() {
-			s.lxcUnlock(src, "disk")
+			s.unlockIf(src, "disk")
 			s.lxcDropGuest(g)
 		},
 	}), nil
@@ -716,7 +709,7 @@ func (s *Server) lxcCloneSource(src *guest, target string, full bool, r *request
 	}
 	srcCfg := src.Config
 	if r.has("snapname") {
-		sn := lxcSnapshot(src, r.str("snapname"))
+		sn := src.findSnapshot(r.str("snapname"))
 		if sn == nil {
 			return nil, errInternal("snapshot '%s' does not exist", r.str("snapname"))
 		}
@@ -782,7 +775,7 @@ func (s *Server) lxcCloneMounts(g, src *guest, cfg map[string]string, full bool,
 
 // lxcFinishClone unlocks source and clone, adds the pool and moves the config to the target.
 func (s *Server) lxcFinishClone(g, src *guest, target string, r *request) {
-	s.lxcUnlock(src, "disk")
+	s.unlockIf(src, "disk")
 	if r.has("pool") {
 		s.poolSetGuest(g, r.str("pool"))
 	}
@@ -792,14 +785,6 @@ func (s *Server) lxcFinishClone(g, src *guest, target string, r *request) {
 		g.Node = target
 	}
 	s.touch(g)
-}
-
-// lxcUnlock removes a lock if it is still the one this operation set.
-func (s *Server) lxcUnlock(g *guest, lock string) {
-	if g.Config["lock"] == lock {
-		delete(g.Config, "lock")
-		s.touch(g)
-	}
 }
 
 // lxcCloneMount copies one mount point's volume for the clone (a linked clone keeps the base
@@ -854,7 +839,7 @@ func handleLXCStart(s *Server, r *request) (any, error) {
 		if g.isTemplate() {
 			return fmt.Errorf("you can't start a CT if it's a template")
 		}
-		return lxcCheckLock(g, r)
+		return checkLock(g, r)
 	}, func() {
 		lxcApplyPending(g)
 		s.setStatus(g, StatusRunning)
@@ -901,7 +886,7 @@ func handleLXCStop(s *Server, r *request) (any, error) {
 	if err := s.lxcRequireRunning(g); err != nil {
 		return nil, err
 	}
-	return s.lxcPowerTask(r, g, "vzstop", func() error { return lxcCheckLock(g, r) }, func() { s.setStatus(g, StatusStopped) }), nil
+	return s.lxcPowerTask(r, g, "vzstop", func() error { return checkLock(g, r) }, func() { s.setStatus(g, StatusStopped) }), nil
 }
 
 func handleLXCShutdown(s *Server, r *request) (any, error) {
@@ -912,7 +897,7 @@ func handleLXCShutdown(s *Server, r *request) (any, error) {
 	if err := s.lxcRequireRunning(g); err != nil {
 		return nil, err
 	}
-	return s.lxcPowerTask(r, g, "vzshutdown", func() error { return lxcCheckLock(g, r) }, func() { s.setStatus(g, StatusStopped) }), nil
+	return s.lxcPowerTask(r, g, "vzshutdown", func() error { return checkLock(g, r) }, func() { s.setStatus(g, StatusStopped) }), nil
 }
 
 // handleLXCReboot restarts the container inside one task, applying pending changes.
@@ -924,7 +909,7 @@ func handleLXCReboot(s *Server, r *request) (any, error) {
 	if err := s.lxcRequireRunning(g); err != nil {
 		return nil, err
 	}
-	return s.lxcPowerTask(r, g, "vzreboot", func() error { return lxcCheckLock(g, r) }, func() {
+	return s.lxcPowerTask(r, g, "vzreboot", func() error { return checkLock(g, r) }, func() {
 		s.setStatus(g, StatusStopped)
 		lxcApplyPending(g)
 		s.setStatus(g, StatusRunning)
@@ -956,7 +941,7 @@ func handleLXCResize(s *Server, r *request) (any, error) {
 
 // lxcResizeCheck is load_and_check: lock, digest, ownership and the new size.
 func (s *Server) lxcResizeCheck(g *guest, r *request, disk, sizeArg string) (int64, error) {
-	if err := lxcCheckLock(g, r); err != nil {
+	if err := checkLock(g, r); err != nil {
 		return 0, err
 	}
 	if err := lxcCheckDigest(g, r); err != nil {

@@ -9,33 +9,12 @@ import (
 
 // Container snapshots, template conversion and interfaces.
 
-func lxcSnapshot(g *guest, name string) *snapshot {
-	for _, sn := range g.Snapshots {
-		if sn.Name == name {
-			return sn
-		}
-	}
-	return nil
-}
-
 func handleLXCSnapshotList(s *Server, r *request) (any, error) {
 	g, err := s.lxcGuest(r)
 	if err != nil {
 		return nil, err
 	}
-	out := []map[string]any{}
-	for _, sn := range g.Snapshots {
-		e := map[string]any{"name": sn.Name, "description": sn.Description, "snaptime": sn.SnapTime}
-		if sn.Parent != "" {
-			e["parent"] = sn.Parent
-		}
-		out = append(out, e)
-	}
-	cur := map[string]any{"name": "current", "description": "You are here!", "running": boolNum(g.running()), "digest": g.digest()}
-	if p := g.Config["parent"]; p != "" {
-		cur["parent"] = p
-	}
-	return append(out, cur), nil
+	return snapshotList(g), nil
 }
 
 // Snapshot create, delete and rollback check only the name synchronously; everything
@@ -52,10 +31,10 @@ func handleLXCSnapshotCreate(s *Server, r *request) (any, error) {
 	desc := r.str("description")
 	return s.startTask(r, taskDef{Type: "vzsnapshot", ID: strconv.Itoa(g.VMID), Node: g.Node,
 		Begin: func(*task) error {
-			if err := lxcCheckLock(g, r); err != nil {
+			if err := checkLock(g, r); err != nil {
 				return err
 			}
-			if lxcSnapshot(g, name) != nil {
+			if g.findSnapshot(name) != nil {
 				return fmt.Errorf("snapshot name '%s' already used", name)
 			}
 			g.Config["lock"] = "snapshot"
@@ -63,7 +42,7 @@ func handleLXCSnapshotCreate(s *Server, r *request) (any, error) {
 			return nil
 		},
 		Finish: func(*task) error {
-			s.lxcUnlock(g, "snapshot")
+			s.unlockIf(g, "snapshot")
 			cfg := copyMap(g.Config)
 			delete(cfg, "parent")
 			g.Snapshots = append(g.Snapshots, &snapshot{Name: name, Description: desc, SnapTime: time.Now().Unix(),
@@ -72,7 +51,7 @@ func handleLXCSnapshotCreate(s *Server, r *request) (any, error) {
 			s.touch(g)
 			return nil
 		},
-		OnFail: func() { s.lxcUnlock(g, "snapshot") },
+		OnFail: func() { s.unlockIf(g, "snapshot") },
 	}), nil
 }
 
@@ -82,51 +61,18 @@ func handleLXCSnapshotDelete(s *Server, r *request) (any, error) {
 		return nil, err
 	}
 	name := r.str("snapname")
-	return s.startTask(r, taskDef{Type: "vzdelsnapshot", ID: strconv.Itoa(g.VMID), Node: g.Node,
-		Begin: func(*task) error {
-			if lxcSnapshot(g, name) == nil {
-				return fmt.Errorf("snapshot '%s' does not exist", name)
-			}
-			if err := lxcCheckLock(g, r); err != nil && !r.bool("force") {
-				return err
-			}
-			g.Config["lock"] = "snapshot-delete"
+	checkUnlessForced := func() error {
+		if r.bool("force") {
 			return nil
-		},
-		Finish: func(*task) error {
-			s.lxcUnlock(g, "snapshot-delete")
-			lxcRemoveSnapshot(g, name)
-			s.touch(g)
-			return nil
-		},
-		OnFail: func() { s.lxcUnlock(g, "snapshot-delete") },
+		}
+		return checkLock(g, r)
+	}
+	return s.snapshotTask(r, g, "vzdelsnapshot", name, "snapshot-delete", checkUnlessForced, func() error {
+		s.unlockIf(g, "snapshot-delete")
+		g.removeSnapshot(name)
+		s.touch(g)
+		return nil
 	}), nil
-}
-
-// lxcRemoveSnapshot drops a snapshot and re-parents its children.
-func lxcRemoveSnapshot(g *guest, name string) {
-	sn := lxcSnapshot(g, name)
-	if sn == nil {
-		return
-	}
-	kept := g.Snapshots[:0]
-	for _, o := range g.Snapshots {
-		if o.Name == name {
-			continue
-		}
-		if o.Parent == name {
-			o.Parent = sn.Parent
-		}
-		kept = append(kept, o)
-	}
-	g.Snapshots = kept
-	if g.Config["parent"] == name {
-		if sn.Parent == "" {
-			delete(g.Config, "parent")
-		} else {
-			g.Config["parent"] = sn.Parent
-		}
-	}
 }
 
 // handleLXCRollback stops a running container, restores the snapshot's config and starts
@@ -138,35 +84,22 @@ func handleLXCRollback(s *Server, r *request) (any, error) {
 	}
 	name := r.str("snapname")
 	start := r.bool("start")
-	return s.startTask(r, taskDef{Type: "vzrollback", ID: strconv.Itoa(g.VMID), Node: g.Node,
-		Begin: func(*task) error {
-			if lxcSnapshot(g, name) == nil {
-				return fmt.Errorf("snapshot '%s' does not exist", name)
-			}
-			if err := lxcCheckLock(g, r); err != nil {
-				return err
-			}
-			g.Config["lock"] = "rollback"
-			return nil
-		},
-		Finish: func(*task) error {
-			sn := lxcSnapshot(g, name)
-			if sn == nil {
-				return fmt.Errorf("snapshot '%s' does not exist", name)
-			}
-			if g.running() {
-				s.setStatus(g, StatusStopped)
-			}
-			g.Config = copyMap(sn.Config)
-			g.Config["parent"] = name
-			g.Pending, g.PendingDelete = map[string]string{}, map[string]bool{}
-			if start {
-				s.setStatus(g, StatusRunning)
-			}
-			s.touch(g)
-			return nil
-		},
-		OnFail: func() { s.lxcUnlock(g, "rollback") },
+	return s.snapshotTask(r, g, "vzrollback", name, "rollback", func() error { return checkLock(g, r) }, func() error {
+		sn, err := g.snapshotOf(name)
+		if err != nil {
+			return err
+		}
+		if g.running() {
+			s.setStatus(g, StatusStopped)
+		}
+		g.Config = copyMap(sn.Config)
+		g.Config["parent"] = name
+		g.Pending, g.PendingDelete = map[string]string{}, map[string]bool{}
+		if start {
+			s.setStatus(g, StatusRunning)
+		}
+		s.touch(g)
+		return nil
 	}), nil
 }
 
@@ -175,9 +108,9 @@ func handleLXCSnapshotConfigGet(s *Server, r *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	sn := lxcSnapshot(g, r.str("snapname"))
-	if sn == nil {
-		return nil, errInternal("snapshot '%s' does not exist", r.str("snapname"))
+	sn, err := g.snapshotOf(r.str("snapname"))
+	if err != nil {
+		return nil, err
 	}
 	out := lxcConfigData(sn.Config, g.digest())
 	delete(out, "digest")
@@ -199,12 +132,12 @@ func handleLXCSnapshotConfigPut(s *Server, r *request) (any, error) {
 	if !r.has("description") {
 		return nil, nil
 	}
-	if err := lxcCheckLock(g, r); err != nil {
+	if err := checkLock(g, r); err != nil {
 		return nil, err
 	}
-	sn := lxcSnapshot(g, r.str("snapname"))
-	if sn == nil {
-		return nil, errInternal("snapshot '%s' does not exist", r.str("snapname"))
+	sn, err := g.snapshotOf(r.str("snapname"))
+	if err != nil {
+		return nil, err
 	}
 	sn.Description = r.str("description")
 	s.markDirty()
@@ -218,7 +151,7 @@ func handleLXCTemplate(s *Server, r *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := lxcCheckLock(g, r); err != nil {
+	if err := checkLock(g, r); err != nil {
 		return nil, err
 	}
 	if len(g.Snapshots) > 0 {

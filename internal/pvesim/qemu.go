@@ -59,12 +59,20 @@ func (s *Server) qemuGuest(r *request) (*guest, error) {
 	return s.guestOn(KindQemu, r.node(), r.vmid())
 }
 
-// checkLock fails like PVE's check_lock unless skiplock is set.
+// checkLock fails like AbstractConfig::check_lock (both guest kinds) unless skiplock is set.
 func checkLock(g *guest, r *request) error {
 	if l := g.lock(); l != "" && !r.bool("skiplock") {
-		return errInternal("VM is locked (%s)", l)
+		return errInternal("%s is locked (%s)", guestNoun(g), l)
 	}
 	return nil
+}
+
+// guestNoun is how PVE's messages name a guest: "VM" in qemu-server, "CT" in pve-container.
+func guestNoun(g *guest) string {
+	if g.Kind == KindLXC {
+		return "CT"
+	}
+	return "VM"
 }
 
 // typedConfig renders config values with their schema types: PVE's JSON has numbers for

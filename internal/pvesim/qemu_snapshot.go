@@ -23,37 +23,12 @@ func registerQemuSnapshotRoutes(r *router, base string, nv func(...ParamSpec) []
 		pString("size").req().pattern(`\+?\d+(\.\d+)?[KMGT]?`), pString("digest"), pBool("skiplock"))}, handleQemuResize)
 }
 
-func (g *guest) findSnapshot(name string) *snapshot {
-	for _, sn := range g.Snapshots {
-		if sn.Name == name {
-			return sn
-		}
-	}
-	return nil
-}
-
-// handleQemuSnapshotList lists snapshots and always ends with PVE's "current" pseudo-entry.
 func handleQemuSnapshotList(s *Server, r *request) (any, error) {
 	g, err := s.qemuGuest(r)
 	if err != nil {
 		return nil, err
 	}
-	out := []map[string]any{}
-	for _, sn := range g.Snapshots {
-		item := map[string]any{"name": sn.Name, "description": sn.Description, "snaptime": sn.SnapTime}
-		if sn.VMState {
-			item["vmstate"] = 1
-		}
-		if sn.Parent != "" {
-			item["parent"] = sn.Parent
-		}
-		out = append(out, item)
-	}
-	cur := map[string]any{"name": "current", "description": "You are here!", "running": boolNum(g.running()), "digest": g.digest()}
-	if p := g.Config["parent"]; p != "" {
-		cur["parent"] = p
-	}
-	return append(out, cur), nil
+	return snapshotList(g), nil
 }
 
 var reConfigID = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9_\-]{1,39}$`)
@@ -109,28 +84,13 @@ func handleQemuSnapshotCreate(s *Server, r *request) (any, error) {
 	}), nil
 }
 
-// stillThere fails a task whose guest was removed meanwhile.
-func (s *Server) stillThere(g *guest) error {
-	if s.st.guests[g.VMID] != g {
-		return errNoConfig(g.Kind, g.Node, g.VMID)
-	}
-	return nil
-}
-
-func (s *Server) unlockIf(g *guest, lock string) {
-	if g.lock() == lock {
-		delete(g.Config, "lock")
-		s.touch(g)
-	}
-}
-
 func handleQemuSnapshotIndex(s *Server, r *request) (any, error) {
 	g, err := s.qemuGuest(r)
 	if err != nil {
 		return nil, err
 	}
-	if g.findSnapshot(r.str("snapname")) == nil {
-		return nil, errInternal("snapshot '%s' does not exist", r.str("snapname"))
+	if _, err := g.snapshotOf(r.str("snapname")); err != nil {
+		return nil, err
 	}
 	return []map[string]string{{"rollback": "rollback"}, {"config": "config"}}, nil
 }
@@ -140,9 +100,9 @@ func handleQemuSnapshotConfigGet(s *Server, r *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	sn := g.findSnapshot(r.str("snapname"))
-	if sn == nil {
-		return nil, errInternal("snapshot '%s' does not exist", r.str("snapname"))
+	sn, err := g.snapshotOf(r.str("snapname"))
+	if err != nil {
+		return nil, err
 	}
 	out := typedConfig(sn.Config, qemuParamTypes)
 	out["description"] = sn.Description
@@ -157,9 +117,9 @@ func handleQemuSnapshotConfigPut(s *Server, r *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	sn := g.findSnapshot(r.str("snapname"))
-	if sn == nil {
-		return nil, errInternal("snapshot '%s' does not exist", r.str("snapname"))
+	sn, err := g.snapshotOf(r.str("snapname"))
+	if err != nil {
+		return nil, err
 	}
 	if r.has("description") {
 		sn.Description = r.str("description")
@@ -174,58 +134,12 @@ func handleQemuSnapshotDelete(s *Server, r *request) (any, error) {
 		return nil, err
 	}
 	name := r.str("snapname")
-	return s.startTask(r, taskDef{Type: "qmdelsnapshot", ID: strconv.Itoa(g.VMID), Node: g.Node,
-		Begin: func(*task) error {
-			if err := s.stillThere(g); err != nil {
-				return err
-			}
-			if g.findSnapshot(name) == nil {
-				return errInternal("snapshot '%s' does not exist", name)
-			}
-			if err := checkLock(g, r); err != nil {
-				return err
-			}
-			g.Config["lock"] = "snapshot-delete"
-			s.touch(g)
-			return nil
-		},
-		Finish: func(*task) error {
-			if err := s.stillThere(g); err != nil {
-				return err
-			}
-			s.removeSnapshot(g, name)
+	return s.snapshotTask(r, g, "qmdelsnapshot", name, "snapshot-delete", func() error { return checkLock(g, r) },
+		func() error {
+			g.removeSnapshot(name)
 			s.unlockIf(g, "snapshot-delete")
 			return nil
-		},
-		OnFail: func() { s.unlockIf(g, "snapshot-delete") },
-	}), nil
-}
-
-// removeSnapshot drops a snapshot and re-parents its children, as PVE's snapshot_delete.
-func (s *Server) removeSnapshot(g *guest, name string) {
-	sn := g.findSnapshot(name)
-	if sn == nil {
-		return
-	}
-	kept := g.Snapshots[:0:0]
-	for _, other := range g.Snapshots {
-		if other == sn {
-			continue
-		}
-		if other.Parent == name {
-			other.Parent = sn.Parent
-		}
-		kept = append(kept, other)
-	}
-	g.Snapshots = kept
-	if g.Config["parent"] == name {
-		if sn.Parent != "" {
-			g.Config["parent"] = sn.Parent
-		} else {
-			delete(g.Config, "parent")
-		}
-	}
-	s.markDirty()
+		}), nil
 }
 
 func handleQemuRollback(s *Server, r *request) (any, error) {
@@ -234,28 +148,11 @@ func handleQemuRollback(s *Server, r *request) (any, error) {
 		return nil, err
 	}
 	name := r.str("snapname")
-	return s.startTask(r, taskDef{Type: "qmrollback", ID: strconv.Itoa(g.VMID), Node: g.Node,
-		Begin: func(*task) error {
-			if err := s.stillThere(g); err != nil {
+	return s.snapshotTask(r, g, "qmrollback", name, "rollback", func() error { return checkLock(g, r) },
+		func() error {
+			sn, err := g.snapshotOf(name)
+			if err != nil {
 				return err
-			}
-			if g.findSnapshot(name) == nil {
-				return errInternal("snapshot '%s' does not exist", name)
-			}
-			if err := checkLock(g, r); err != nil {
-				return err
-			}
-			g.Config["lock"] = "rollback"
-			s.touch(g)
-			return nil
-		},
-		Finish: func(*task) error {
-			if err := s.stillThere(g); err != nil {
-				return err
-			}
-			sn := g.findSnapshot(name)
-			if sn == nil {
-				return errInternal("snapshot '%s' does not exist", name)
 			}
 			if g.running() && !sn.VMState {
 				s.powerOff(g)
@@ -270,9 +167,7 @@ func handleQemuRollback(s *Server, r *request) (any, error) {
 				s.powerOn(g)
 			}
 			return nil
-		},
-		OnFail: func() { s.unlockIf(g, "rollback") },
-	}), nil
+		}), nil
 }
 
 // handleQemuTemplate refuses running VMs and VMs with snapshots synchronously.

@@ -1,0 +1,121 @@
+package pvesim
+
+import "strconv"
+
+// Snapshot handling shared by QEMU VMs and LXC containers: both keep their snapshots as
+// config sections with a parent chain, list them the same way and take the same locks.
+
+func (g *guest) findSnapshot(name string) *snapshot {
+	for _, sn := range g.Snapshots {
+		if sn.Name == name {
+			return sn
+		}
+	}
+	return nil
+}
+
+// snapshotOf finds a snapshot named in a request, failing as PVE does when it is missing.
+func (g *guest) snapshotOf(name string) (*snapshot, error) {
+	sn := g.findSnapshot(name)
+	if sn == nil {
+		return nil, errInternal("snapshot '%s' does not exist", name)
+	}
+	return sn, nil
+}
+
+// snapshotList lists snapshots and always ends with PVE's "current" pseudo-entry.
+func snapshotList(g *guest) []map[string]any {
+	out := []map[string]any{}
+	for _, sn := range g.Snapshots {
+		item := map[string]any{"name": sn.Name, "description": sn.Description, "snaptime": sn.SnapTime}
+		if sn.VMState {
+			item["vmstate"] = 1
+		}
+		if sn.Parent != "" {
+			item["parent"] = sn.Parent
+		}
+		out = append(out, item)
+	}
+	cur := map[string]any{"name": "current", "description": "You are here!", "running": boolNum(g.running()), "digest": g.digest()}
+	if p := g.Config["parent"]; p != "" {
+		cur["parent"] = p
+	}
+	return append(out, cur)
+}
+
+// removeSnapshot drops a snapshot and re-parents its children, as PVE's snapshot_delete.
+func (g *guest) removeSnapshot(name string) {
+	sn := g.findSnapshot(name)
+	if sn == nil {
+		return
+	}
+	kept := g.Snapshots[:0:0]
+	for _, other := range g.Snapshots {
+		if other == sn {
+			continue
+		}
+		if other.Parent == name {
+			other.Parent = sn.Parent
+		}
+		kept = append(kept, other)
+	}
+	g.Snapshots = kept
+	if g.Config["parent"] == name {
+		if sn.Parent != "" {
+			g.Config["parent"] = sn.Parent
+		} else {
+			delete(g.Config, "parent")
+		}
+	}
+}
+
+// snapshotTask starts a snapshot delete or rollback worker. Its first step takes lock once
+// the guest still exists, the snapshot does and checkLock passes; finish does the work;
+// a failed task drops the lock again.
+func (s *Server) snapshotTask(r *request, g *guest, typ, name, lock string, checkLock, finish func() error) string {
+	return s.startTask(r, taskDef{Type: typ, ID: strconv.Itoa(g.VMID), Node: g.Node,
+		Begin: func(*task) error {
+			if err := s.stillThere(g); err != nil {
+				return err
+			}
+			return s.lockSnapshotStep(g, name, lock, checkLock)
+		},
+		Finish: func(*task) error {
+			if err := s.stillThere(g); err != nil {
+				return err
+			}
+			return finish()
+		},
+		OnFail: func() { s.unlockIf(g, lock) },
+	})
+}
+
+// lockSnapshotStep is the worker's first step of a snapshot delete or rollback: the
+// snapshot must exist and checkLock must pass, then the task's lock is taken.
+func (s *Server) lockSnapshotStep(g *guest, name, lock string, checkLock func() error) error {
+	if _, err := g.snapshotOf(name); err != nil {
+		return err
+	}
+	if err := checkLock(); err != nil {
+		return err
+	}
+	g.Config["lock"] = lock
+	s.touch(g)
+	return nil
+}
+
+// stillThere fails a task whose guest was removed meanwhile.
+func (s *Server) stillThere(g *guest) error {
+	if s.st.guests[g.VMID] != g {
+		return errNoConfig(g.Kind, g.Node, g.VMID)
+	}
+	return nil
+}
+
+// unlockIf removes a lock if it is still the one this operation set.
+func (s *Server) unlockIf(g *guest, lock string) {
+	if g.lock() == lock {
+		delete(g.Config, "lock")
+		s.touch(g)
+	}
+}
