@@ -96,65 +96,76 @@ func (a *authStore) verifyCSRF(user, token string, now time.Time) bool {
 	return age >= -5*time.Minute && age <= a.lifetime
 }
 
-func (a *authStore) checkPassword(user, password string) bool {
-	a.mu.RLock()
-	defer a.mu.RUnlock()
-	want, ok := a.users[user]
-	return ok && subtle.ConstantTimeCompare([]byte(want), []byte(password)) == 1
-}
+// secrets names one of the store's id -> secret maps; the maps are replaced on restore,
+// so they are picked under the lock rather than passed in.
+type secrets func(*authStore) map[string]string
 
-func (a *authStore) checkToken(tokenID, secret string) bool {
+func userSecrets(a *authStore) map[string]string  { return a.users }
+func tokenSecrets(a *authStore) map[string]string { return a.tokens }
+
+// matches compares a secret in constant time with the stored one.
+func (a *authStore) matches(which secrets, id, secret string) bool {
 	a.mu.RLock()
 	defer a.mu.RUnlock()
-	want, ok := a.tokens[tokenID]
+	want, ok := which(a)[id]
 	return ok && subtle.ConstantTimeCompare([]byte(want), []byte(secret)) == 1
 }
 
-func (a *authStore) setUser(user, password string) {
-	a.mu.Lock()
-	a.users[user] = password
-	a.mu.Unlock()
-}
-
-func (a *authStore) removeUser(user string) {
-	a.mu.Lock()
-	delete(a.users, user)
-	a.mu.Unlock()
-}
-
-func (a *authStore) userExists(user string) bool {
+func (a *authStore) exists(which secrets, id string) bool {
 	a.mu.RLock()
 	defer a.mu.RUnlock()
-	_, ok := a.users[user]
+	_, ok := which(a)[id]
 	return ok
 }
 
-func (a *authStore) setToken(tokenID, secret string) {
+func (a *authStore) put(which secrets, id, secret string) {
 	a.mu.Lock()
-	a.tokens[tokenID] = secret
+	which(a)[id] = secret
 	a.mu.Unlock()
 }
 
-func (a *authStore) removeToken(tokenID string) {
+func (a *authStore) remove(which secrets, id string) {
 	a.mu.Lock()
-	delete(a.tokens, tokenID)
+	delete(which(a), id)
 	a.mu.Unlock()
 }
+
+func (a *authStore) checkPassword(user, password string) bool {
+	return a.matches(userSecrets, user, password)
+}
+
+func (a *authStore) checkToken(tokenID, secret string) bool {
+	return a.matches(tokenSecrets, tokenID, secret)
+}
+
+func (a *authStore) userExists(user string) bool { return a.exists(userSecrets, user) }
 
 // AddUser adds a password user such as "root@pam", or changes its password.
-func (s *Server) AddUser(userid, password string) { s.auth.setUser(userid, password); s.markDirty() }
+func (s *Server) AddUser(userid, password string) {
+	s.auth.put(userSecrets, userid, password)
+	s.markDirty()
+}
 
 // SetUserPassword changes a password; tickets issued earlier stay valid, as in PVE.
 func (s *Server) SetUserPassword(userid, password string) { s.AddUser(userid, password) }
 
 // RemoveUser deletes a user; its tickets stop working.
-func (s *Server) RemoveUser(userid string) { s.auth.removeUser(userid); s.markDirty() }
+func (s *Server) RemoveUser(userid string) {
+	s.auth.remove(userSecrets, userid)
+	s.markDirty()
+}
 
 // AddToken adds an API token "user@realm!id"; adding it again rotates the secret.
-func (s *Server) AddToken(tokenID, secret string) { s.auth.setToken(tokenID, secret); s.markDirty() }
+func (s *Server) AddToken(tokenID, secret string) {
+	s.auth.put(tokenSecrets, tokenID, secret)
+	s.markDirty()
+}
 
 // RemoveToken revokes an API token.
-func (s *Server) RemoveToken(tokenID string) { s.auth.removeToken(tokenID); s.markDirty() }
+func (s *Server) RemoveToken(tokenID string) {
+	s.auth.remove(tokenSecrets, tokenID)
+	s.markDirty()
+}
 
 func errUnauthorized(msg string) *apiError { return errf(http.StatusUnauthorized, "%s", msg) }
 

@@ -97,3 +97,17 @@ func (s *Server) freeGuestVolumes(g *guest) {
 func macFor(vmid, idx int) string {
 	return fmt.Sprintf("BC:24:11:%02X:%02X:%02X", (vmid>>8)&0xff, vmid&0xff, idx&0xff)
 }
+
+// listGuests lists a node's guests of one kind in VMID order, one row each.
+func (s *Server) listGuests(node, kind string, row func(*guest) map[string]any) (any, error) {
+	if err := s.checkNode(node); err != nil {
+		return nil, err
+	}
+	out := []map[string]any{}
+	for _, g := range s.orderedGuests() {
+		if g.Kind == kind && g.Node == node {
+			out = append(out, row(g))
+		}
+	}
+	return out, nil
+}

@@ -284,18 +284,8 @@ func normalizeLXCNet(v string, vmid, idx int) string {
 }
 
 func handleLXCList(s *Server, r *request) (any, error) {
-	node := r.node()
-	if err := s.checkNode(node); err != nil {
-		return nil, err
-	}
-	out := []map[string]any{}
-	for _, id := range s.guestIDs() {
-		g := s.st.guests[id]
-		if g.Kind == KindLXC && g.Node == node {
-			out = append(out, lxcStatus(g, time.Now()))
-		}
-	}
-	return out, nil
+	now := time.Now()
+	return s.listGuests(r.node(), KindLXC, func(g *guest) map[string]any { return lxcStatus(g, now) })
 }
 
 // lxcStatus is PVE::LXC::vmstatus for one container: template only when it is one.
@@ -545,36 +535,13 @@ func lxcFreeUnusedKey(cfg map[string]string) string {
 	}
 }
 
+// handleLXCPending lists keys with current and pending values, passed through as stored.
 func handleLXCPending(s *Server, r *request) (any, error) {
 	g, err := s.lxcGuest(r)
 	if err != nil {
 		return nil, err
 	}
-	keys := map[string]bool{}
-	for k := range g.Config {
-		keys[k] = true
-	}
-	for k := range g.Pending {
-		keys[k] = true
-	}
-	for k := range g.PendingDelete {
-		keys[k] = true
-	}
-	out := []map[string]any{}
-	for _, k := range sortedKeys(keys) {
-		e := map[string]any{"key": k}
-		if v, ok := g.Config[k]; ok {
-			e["value"] = v
-		}
-		if v, ok := g.Pending[k]; ok {
-			e["pending"] = v
-		}
-		if g.PendingDelete[k] {
-			e["delete"] = 1
-		}
-		out = append(out, e)
-	}
-	return out, nil
+	return pendingItems(g, func(_, v string) any { return v }), nil
 }
 
 func handleLXCDelete(s *Server, r *request) (any, error) {

@@ -113,18 +113,7 @@ func typedValue(ps *paramSet, key, v string) any {
 }
 
 func handleQemuList(s *Server, r *request) (any, error) {
-	node := r.node()
-	if err := s.checkNode(node); err != nil {
-		return nil, err
-	}
-	out := []map[string]any{}
-	for _, id := range s.guestIDs() {
-		g := s.st.guests[id]
-		if g.Kind == KindQemu && g.Node == node {
-			out = append(out, qemuStatusFields(g, false))
-		}
-	}
-	return out, nil
+	return s.listGuests(r.node(), KindQemu, func(g *guest) map[string]any { return qemuStatusFields(g, false) })
 }
 
 func handleQemuIndex(s *Server, r *request) (any, error) {
@@ -167,10 +156,12 @@ func handleQemuPending(s *Server, r *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return pendingItems(g, qemuParamTypes), nil
+	return pendingItems(g, schemaTyped(qemuParamTypes)), nil
 }
 
-func pendingItems(g *guest, ps *paramSet) []map[string]any {
+// pendingItems lists every key with its current value, pending value and pending delete,
+// rendering values with value.
+func pendingItems(g *guest, value func(key, v string) any) []map[string]any {
 	keys := map[string]bool{}
 	for k := range g.Config {
 		keys[k] = true
@@ -185,10 +176,10 @@ func pendingItems(g *guest, ps *paramSet) []map[string]any {
 	for _, k := range sortedKeys(keys) {
 		item := map[string]any{"key": k}
 		if v, ok := g.Config[k]; ok {
-			item["value"] = typedValue(ps, k, v)
+			item["value"] = value(k, v)
 		}
 		if v, ok := g.Pending[k]; ok {
-			item["pending"] = typedValue(ps, k, v)
+			item["pending"] = value(k, v)
 		}
 		if g.PendingDelete[k] {
 			item["delete"] = 1
@@ -196,6 +187,11 @@ func pendingItems(g *guest, ps *paramSet) []map[string]any {
 		out = append(out, item)
 	}
 	return out
+}
+
+// schemaTyped renders config values with their schema types (see typedValue).
+func schemaTyped(ps *paramSet) func(key, v string) any {
+	return func(key, v string) any { return typedValue(ps, key, v) }
 }
 
 // configChange is a parsed config update.
@@ -425,13 +421,22 @@ func (s *Server) updateQemuConfig(g *guest, r *request, ch configChange) error {
 	return s.applyQemuChange(g, ch)
 }
 
-// handleQemuConfigPut is the synchronous update: errors come back as 500s.
-func handleQemuConfigPut(s *Server, r *request) (any, error) {
+// qemuConfigRequest resolves the VM of a config update and parses the change.
+func (s *Server) qemuConfigRequest(r *request) (*guest, configChange, error) {
 	g, err := s.qemuGuest(r)
 	if err != nil {
-		return nil, err
+		return nil, configChange{}, err
 	}
 	ch, err := changeFrom(r, qemuParamTypes, qemuControlParams)
+	if err != nil {
+		return nil, configChange{}, err
+	}
+	return g, ch, nil
+}
+
+// handleQemuConfigPut is the synchronous update: errors come back as 500s.
+func handleQemuConfigPut(s *Server, r *request) (any, error) {
+	g, ch, err := s.qemuConfigRequest(r)
 	if err != nil {
 		return nil, err
 	}
@@ -441,11 +446,7 @@ func handleQemuConfigPut(s *Server, r *request) (any, error) {
 // handleQemuConfigPost is the asynchronous update: PVE does the work, digest and lock
 // checks included, in a qmconfig worker.
 func handleQemuConfigPost(s *Server, r *request) (any, error) {
-	g, err := s.qemuGuest(r)
-	if err != nil {
-		return nil, err
-	}
-	ch, err := changeFrom(r, qemuParamTypes, qemuControlParams)
+	g, ch, err := s.qemuConfigRequest(r)
 	if err != nil {
 		return nil, err
 	}

@@ -182,12 +182,22 @@ func realVolumeID(stID, volume string) (string, string, error) {
 	return stID + ":" + volume, stID, nil
 }
 
-func handleVolumeInfo(s *Server, r *request) (any, error) {
+// volumeRequest resolves the {storage}/{volume} of a request to a full volume id and the
+// node's storage it names.
+func (s *Server) volumeRequest(r *request) (string, *storage, error) {
 	volid, stID, err := realVolumeID(r.str("storage"), r.str("volume"))
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	st, err := s.nodeStorage(r.node(), stID)
+	if err != nil {
+		return "", nil, err
+	}
+	return volid, st, nil
+}
+
+func handleVolumeInfo(s *Server, r *request) (any, error) {
+	volid, st, err := s.volumeRequest(r)
 	if err != nil {
 		return nil, err
 	}
@@ -223,17 +233,13 @@ func volumePath(st *storage, volid string) string {
 // handleVolumeDelete runs an imgdel task; with delay it answers null when the task is
 // already done and OK, the task's error when it failed, else the UPID.
 func handleVolumeDelete(s *Server, r *request) (any, error) {
-	volid, stID, err := realVolumeID(r.str("storage"), r.str("volume"))
+	volid, st, err := s.volumeRequest(r)
 	if err != nil {
 		return nil, err
 	}
-	st, err := s.nodeStorage(r.node(), stID)
-	if err != nil {
-		return nil, err
-	}
-	id := stID
+	id := st.ID
 	if owner := vmidOfVolume(volid); owner != 0 {
-		id = fmt.Sprintf("%d@%s", owner, stID)
+		id = fmt.Sprintf("%d@%s", owner, st.ID)
 	}
 	upid := s.startTask(r, taskDef{Type: "imgdel", ID: id, Node: r.node(),
 		Finish: func(t *task) error { return deleteVolume(st, volid, t) }})
