@@ -85,22 +85,23 @@ func handleQemuSnapshotCreate(s *Server, r *request) (any, error) {
 }
 
 func handleQemuSnapshotIndex(s *Server, r *request) (any, error) {
-	g, err := s.qemuGuest(r)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := g.snapshotOf(r.str("snapname")); err != nil {
+	if _, err := s.qemuSnapshot(r); err != nil {
 		return nil, err
 	}
 	return []map[string]string{{"rollback": "rollback"}, {"config": "config"}}, nil
 }
 
-func handleQemuSnapshotConfigGet(s *Server, r *request) (any, error) {
+// qemuSnapshot resolves {node}/{vmid}/snapshot/{snapname} to the VM's snapshot.
+func (s *Server) qemuSnapshot(r *request) (*snapshot, error) {
 	g, err := s.qemuGuest(r)
 	if err != nil {
 		return nil, err
 	}
-	sn, err := g.snapshotOf(r.str("snapname"))
+	return g.snapshotOf(r.str("snapname"))
+}
+
+func handleQemuSnapshotConfigGet(s *Server, r *request) (any, error) {
+	sn, err := s.qemuSnapshot(r)
 	if err != nil {
 		return nil, err
 	}
@@ -113,11 +114,7 @@ func handleQemuSnapshotConfigGet(s *Server, r *request) (any, error) {
 }
 
 func handleQemuSnapshotConfigPut(s *Server, r *request) (any, error) {
-	g, err := s.qemuGuest(r)
-	if err != nil {
-		return nil, err
-	}
-	sn, err := g.snapshotOf(r.str("snapname"))
+	sn, err := s.qemuSnapshot(r)
 	if err != nil {
 		return nil, err
 	}
