@@ -182,6 +182,8 @@ func (f *fixture) converge(t *testing.T, cr *v1alpha1.VirtualMachine, maxSteps i
 		case isReady(cr):
 			return step
 		}
+		// As the managed reconciler does after a successful step.
+		cr.SetConditions(xpv2.ReconcileSuccess().WithObservedGeneration(cr.GetGeneration()))
 		time.Sleep(20 * time.Millisecond)
 	}
 	e := f.external()
@@ -536,6 +538,9 @@ func TestPendingChangeAppliedByOneReboot(t *testing.T) {
 	}
 	if !f.log.has("Rebooted") {
 		t.Error("no Rebooted event")
+	}
+	if f.log.has("DriftCorrected") {
+		t.Error("a spec change was reported as drift")
 	}
 	if n := f.ourStarts(t, vmid); n != 1 {
 		t.Errorf("the provider started the VM %d times, want once (the first start)", n)

@@ -85,6 +85,9 @@ type observation struct {
 	running     bool
 	taskRunning bool
 	wasReady    bool
+	// specChanged: the spec changed since the last successful sync, so a
+	// difference is a change asked for, not drift.
+	specChanged bool
 	needMarker  bool
 	needPass    bool
 	needStart   bool
@@ -160,7 +163,7 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.VirtualMachine) (ma
 		e.record.Event(cr, event.Normal("DeletionProtection", "deletionProtection is set: VM "+name+" is kept in Proxmox VE"))
 		return managed.ExternalObservation{ResourceExists: false}, nil
 	}
-	o := &observation{wasReady: isReady(cr)}
+	o := &observation{wasReady: isReady(cr), specChanged: cr.GetCondition(xpv2.TypeSynced).ObservedGeneration != cr.GetGeneration()}
 	e.obs = o
 
 	ref, row, found, err := e.locate(ctx, cr, vmid)
@@ -493,7 +496,7 @@ func (e *external) setReady(cr *v1alpha1.VirtualMachine, o *observation, manage 
 	converged := o.plan.Empty() && !o.needMarker && !o.needPass && !o.needStart && !o.needReboot
 	// A failed task matters while what it was for is still not done.
 	if lt := cr.Status.LastTask; manage && !converged && lt != nil && lt.Status == taskStopped && taskFailed(lt.ExitStatus) {
-		cr.SetConditions(xpv2.Unavailable().WithMessage("Proxmox VE task " + lt.Type + " failed: " + lt.ExitStatus))
+		cr.SetConditions(xpv2.Unavailable().WithMessage("Proxmox VE task " + lt.Type + " failed: " + lt.ExitStatus).WithObservedGeneration(cr.GetGeneration()))
 		return
 	}
 	busy := o.locked != "" || o.taskRunning
@@ -506,13 +509,14 @@ func (e *external) setReady(cr *v1alpha1.VirtualMachine, o *observation, manage 
 	default:
 		ready = !busy && converged && !rebootUnderway(cr)
 	}
+	gen := cr.GetGeneration()
 	switch {
 	case ready:
-		cr.SetConditions(xpv2.Available())
+		cr.SetConditions(xpv2.Available().WithObservedGeneration(gen))
 	case o.wasReady:
-		cr.SetConditions(xpv2.Unavailable())
+		cr.SetConditions(xpv2.Unavailable().WithObservedGeneration(gen))
 	default:
-		cr.SetConditions(xpv2.Creating())
+		cr.SetConditions(xpv2.Creating().WithObservedGeneration(gen))
 	}
 }
 

@@ -58,13 +58,11 @@ func (e *external) applyConfig(ctx context.Context, cr *v1alpha1.VirtualMachine,
 	for k, v := range o.plan.Set {
 		set[k] = v
 	}
-	fields := append([]string(nil), o.plan.Fields...)
 	if o.needMarker {
 		set["description"] = withMarker(pve.Description(o.cfg), markerOf(cr))
 	}
 	if o.needPass {
 		set["cipassword"] = o.want.Password.Value
-		fields = append(fields, "cipassword")
 	}
 	if len(set) > 0 {
 		if err := e.cl.SetGuestConfig(ctx, o.ref, set, nil); err != nil {
@@ -74,7 +72,7 @@ func (e *external) applyConfig(ctx context.Context, cr *v1alpha1.VirtualMachine,
 			v := o.want.Password.Version
 			cr.Status.CloudInitPasswordApplied = &v1alpha1.CloudInitPasswordApplied{Generation: v.Generation, SecretResourceVersion: v.SecretResourceVersion}
 		}
-		e.reportConfig(cr, o, fields)
+		e.reportConfig(cr, o)
 		if o.running {
 			// Until the next Observe tells what PVE left pending (cloud-init
 			// keys never show in /pending), assume all of it: the resource is
@@ -113,16 +111,20 @@ func (e *external) busy(err error, what string) (bool, error) {
 	return false, errors.Wrapf(err, "cannot apply %s", what)
 }
 
-func (e *external) reportConfig(cr *v1alpha1.VirtualMachine, o *observation, fields []string) {
-	if len(fields) == 0 {
+func (e *external) reportConfig(cr *v1alpha1.VirtualMachine, o *observation) {
+	switch {
+	case len(o.plan.Fields) == 0:
+	case o.wasReady && !o.specChanged:
+		e.record.Event(cr, event.Warning("DriftCorrected", errors.New("corrected drift in "+strings.Join(o.plan.Fields, ", "))))
+	default:
+		e.record.Event(cr, event.Normal("Configured", "configured "+strings.Join(o.plan.Fields, ", ")))
+	}
+	if o.needMarker {
 		e.record.Event(cr, event.Normal("Adopted", "wrote this resource's marker into the VM's description"))
-		return
 	}
-	if o.wasReady {
-		e.record.Event(cr, event.Warning("DriftCorrected", errors.New("corrected drift in "+strings.Join(fields, ", "))))
-		return
+	if o.needPass {
+		e.record.Event(cr, event.Normal("PasswordApplied", "applied the cloud-init password"))
 	}
-	e.record.Event(cr, event.Normal("Configured", "configured "+strings.Join(fields, ", ")))
 }
 
 // changedKeys lists the keys a config change touched, except the
