@@ -22,7 +22,7 @@ func BenchmarkEncodeResources(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		s.mu.Lock()
 		s.markDirty()
-		_ = s.cachedResources("vm", time.Now())
+		s.cachedResources("vm", time.Now()).release()
 		s.mu.Unlock()
 	}
 }

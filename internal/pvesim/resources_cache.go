@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"math"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -14,7 +16,9 @@ import (
 type resourcesCache struct {
 	gen    uint64
 	until  time.Time
-	byType map[string]encodedData
+	byType map[string]*encodedData
+	// bufs recycles listing buffers once no request writes them any more.
+	bufs sync.Pool
 	// sizes remembers each listing's last length, so a rebuild allocates once.
 	sizes map[string]int
 	// ids and order are the guest VMIDs and guests in VMID order; nil after a guest was
@@ -23,8 +27,34 @@ type resourcesCache struct {
 	order []*guest
 }
 
-// encodedData is a "data" value already encoded as JSON; writeData copies it verbatim.
-type encodedData []byte
+// encodedData is a "data" value already encoded as JSON, which writeData copies verbatim.
+// The cache and every request writing it hold a reference; the last one to let go
+// returns the buffer to the pool, so a rebuilt listing does not allocate anew.
+type encodedData struct {
+	buf  []byte
+	refs atomic.Int32
+	pool *sync.Pool
+}
+
+func (d *encodedData) acquire() *encodedData {
+	d.refs.Add(1)
+	return d
+}
+
+func (d *encodedData) release() {
+	if d.refs.Add(-1) == 0 && d.pool != nil {
+		buf := d.buf[:0]
+		d.buf = nil
+		d.pool.Put(&buf)
+	}
+}
+
+// releaseData lets go of a handler's result when it is shared encoded data.
+func releaseData(data any) {
+	if d, ok := data.(*encodedData); ok {
+		d.release()
+	}
+}
 
 // guestLimits are the maxcpu/maxmem/maxdisk a guest's config implies.
 type guestLimits struct {
@@ -89,25 +119,38 @@ func (s *Server) configChangedByID(id string) {
 }
 
 // cachedResources returns the encoded listing for a type filter, rebuilding it when stale.
-func (s *Server) cachedResources(typ string, now time.Time) encodedData {
+// The caller owns one reference and must release it once the answer is written.
+func (s *Server) cachedResources(typ string, now time.Time) *encodedData {
 	c := &s.res
 	if gen := s.gen.Load(); c.gen != gen || !now.Before(c.until) || c.byType == nil {
-		c.gen, c.until, c.byType = gen, farFuture, map[string]encodedData{}
+		for _, d := range c.byType {
+			d.release()
+		}
+		c.gen, c.until, c.byType = gen, farFuture, map[string]*encodedData{}
 	}
-	if body, ok := c.byType[typ]; ok {
-		return body
+	if d, ok := c.byType[typ]; ok {
+		return d.acquire()
 	}
 	if c.sizes == nil {
 		c.sizes = map[string]int{}
 	}
-	body := s.encodeResources(typ, now, c.sizes[typ]+c.sizes[typ]/8+1024)
-	c.byType[typ], c.sizes[typ] = body, len(body)
-	return body
+	buf := c.buffer(c.sizes[typ] + c.sizes[typ]/8 + 1024)
+	d := &encodedData{buf: s.encodeResources(buf, typ, now), pool: &c.bufs}
+	d.refs.Store(1)
+	c.byType[typ], c.sizes[typ] = d, len(d.buf)
+	return d.acquire()
+}
+
+// buffer takes a recycled buffer, or a new one of about the size wanted.
+func (c *resourcesCache) buffer(size int) []byte {
+	if p, ok := c.bufs.Get().(*[]byte); ok {
+		return (*p)[:0]
+	}
+	return make([]byte, 0, size)
 }
 
 // encodeResources builds the listing as JSON: guests, nodes, storages, pools.
-func (s *Server) encodeResources(typ string, now time.Time, sizeHint int) encodedData {
-	buf := make([]byte, 0, sizeHint)
+func (s *Server) encodeResources(buf []byte, typ string, now time.Time) []byte {
 	buf = append(buf, '[')
 	add := func(row []byte) {
 		if len(buf) > 1 {

@@ -260,6 +260,7 @@ func (s *Server) serveRoute(w http.ResponseWriter, hr *http.Request, rt *route, 
 		return
 	}
 	data, err := s.invoke(hr, rt, vars, body, cred, fx.taskFault)
+	defer releaseData(data)
 	if fx.hold != nil {
 		fx.hold.park(s.stopCh)
 	}

@@ -55,15 +55,15 @@ func setPVEHeaders(w http.ResponseWriter) {
 }
 
 func writeData(w http.ResponseWriter, data any) {
-	if enc, ok := data.(encodedData); ok {
-		writeEncoded(w, enc)
+	if enc, ok := data.(*encodedData); ok {
+		writeEncoded(w, enc.buf)
 		return
 	}
 	writeEnvelope(w, http.StatusOK, envelope{Data: data})
 }
 
 // writeEncoded wraps pre-encoded data in the envelope without decoding it again.
-func writeEncoded(w http.ResponseWriter, data encodedData) {
+func writeEncoded(w http.ResponseWriter, data []byte) {
 	setPVEHeaders(w)
 	w.Header().Set("Content-Length", strconv.Itoa(len(data)+len(`{"data":}`)))
 	w.WriteHeader(http.StatusOK)
