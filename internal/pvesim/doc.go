@@ -50,6 +50,16 @@
 // sha256(secret)[:8] (CredentialFingerprint) of the token secret, or of the password the
 // ticket was obtained with, so a test can tell an old secret from a rotated one.
 //
+// # /cluster/resources
+//
+// Guest status, name, uptime and template lag behind every change by Options.ResourcesLag
+// (a new guest first shows status "unknown"); lock, tags, node, pool and the config-derived
+// maxcpu/maxmem/maxdisk are live. Like PVE, which serves the listing from pvestatd's
+// periodic snapshot, the encoded answer is cached per type filter; the copy is dropped on
+// every state change, when a lagged view comes due and when a shown uptime reaches its
+// next second, so what a client reads is the same as a fresh build. Each guest keeps its
+// encoded row and maxima until it changes; see resources_cache.go.
+//
 // # Adding an API area
 //
 // Each area has its own file with a registration function, listed in routeTables
