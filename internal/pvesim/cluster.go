@@ -88,9 +88,9 @@ func handleClusterResources(s *Server, r *request) (any, error) {
 	return s.cachedResources(r.str("type"), time.Now()), nil
 }
 
-func guestResource(g *guest, now time.Time) guestEntry {
+func guestResource(g *guest, now time.Time, limitsEpoch uint64) guestEntry {
 	v := g.resourcesView(now)
-	lim := g.limits()
+	lim := g.limits(limitsEpoch)
 	e := guestEntry{
 		ID: g.resourceID(), Type: g.Kind, VMID: g.VMID, Node: g.Node, Status: "unknown",
 		MaxCPU: lim.cpus, MaxMem: lim.mem, MaxDisk: lim.disk,

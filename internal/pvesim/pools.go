@@ -94,7 +94,7 @@ func (s *Server) poolMembers(p *pool, typ string) []any {
 	for _, id := range s.guestIDs() {
 		g := s.st.guests[id]
 		if g.Pool == p.ID && (typ == "" || typ == g.Kind) {
-			out = append(out, guestResource(g, now))
+			out = append(out, guestResource(g, now, s.res.limitsEpoch))
 		}
 	}
 	if typ != "" && typ != "storage" {

@@ -25,6 +25,9 @@ type resourcesCache struct {
 	// added or removed.
 	ids   []int
 	order []*guest
+	// limitsEpoch moves on after every task step: a worker may change any guest's config
+	// (a clone its target, say), so every guest's cached maxima are recomputed then.
+	limitsEpoch uint64
 }
 
 // encodedData is a "data" value already encoded as JSON, which writeData copies verbatim.
@@ -61,6 +64,7 @@ type guestLimits struct {
 	cpus    int
 	mem     int64
 	disk    int64
+	epoch   uint64
 	current bool
 }
 
@@ -96,10 +100,11 @@ func (s *Server) orderedGuests() []*guest {
 // guestSetChanged drops the ordered lists.
 func (s *Server) guestSetChanged() { s.res.ids, s.res.order = nil, nil }
 
-// limits returns the guest's config-derived maxima, computed once per config change.
-func (g *guest) limits() guestLimits {
-	if !g.lim.current {
-		g.lim = guestLimits{cpus: guestCPUs(g), mem: guestMaxMem(g), disk: guestMaxDisk(g), current: true}
+// limits returns the guest's config-derived maxima, computed again only after a request
+// or task step that may have changed its config (epoch is resourcesCache.limitsEpoch).
+func (g *guest) limits(epoch uint64) guestLimits {
+	if !g.lim.current || g.lim.epoch != epoch {
+		g.lim = guestLimits{cpus: guestCPUs(g), mem: guestMaxMem(g), disk: guestMaxDisk(g), epoch: epoch, current: true}
 	}
 	return g.lim
 }
@@ -186,7 +191,7 @@ func (s *Server) encodeResources(buf []byte, typ string, now time.Time) []byte {
 // guestRow is the guest's encoded row, re-encoded only when the row changed. It shortens
 // the cache's life to the guest's next lagged view and next uptime second.
 func (s *Server) guestRow(g *guest, now time.Time) []byte {
-	e := guestResource(g, now)
+	e := guestResource(g, now, s.res.limitsEpoch)
 	if len(g.rrd.queue) > 0 {
 		s.res.until = minTime(s.res.until, g.rrd.queue[0].at)
 	}

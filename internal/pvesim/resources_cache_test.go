@@ -53,3 +53,29 @@ func TestClusterResourcesCacheFollowsChanges(t *testing.T) {
 	first := vmRow(t, sim, 700)["uptime"].(float64)
 	eventually(t, "uptime ticks", func() bool { return vmRow(t, sim, 700)["uptime"].(float64) > first })
 }
+
+// A clone's disks appear in its task, whose id names the source: the target's maxdisk in
+// the listing must still follow once the task is done.
+func TestClusterResourcesCloneTargetMaxima(t *testing.T) {
+	sim := startSim(t, pvesim.Options{TaskDurations: map[string]time.Duration{"qmclone": 300 * time.Millisecond}})
+	if err := sim.AddTemplate("pve", 9000, "tmpl"); err != nil {
+		t.Fatal(err)
+	}
+	want := vmRow(t, sim, 9000)["maxdisk"]
+	res := rawCall(t, sim, http.MethodPost, "/nodes/pve/qemu/9000/clone", "application/x-www-form-urlencoded", form("newid", "901"), tokenHeader())
+	if res.Status != http.StatusOK {
+		t.Fatalf("clone: %d %s", res.Status, res.Text)
+	}
+	// Listing all along caches the placeholder's row while the clone task runs.
+	eventually(t, "clone target maxdisk", func() bool {
+		for _, item := range getData(t, sim, "/cluster/resources?type=vm").([]any) {
+			if m := item.(map[string]any); m["vmid"] == float64(901) {
+				return m["maxdisk"] == want && m["lock"] == nil
+			}
+		}
+		return false
+	})
+	if want == float64(0) {
+		t.Fatalf("template maxdisk is 0")
+	}
+}

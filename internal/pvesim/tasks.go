@@ -170,9 +170,9 @@ func (s *Server) endTask(t *task, err error) {
 	s.stepDone(t)
 }
 
-// stepDone records that a task step may have changed its guest.
-func (s *Server) stepDone(t *task) {
-	s.configChangedByID(t.ID)
+// stepDone records that a task step may have changed guests (not only the one it names).
+func (s *Server) stepDone(*task) {
+	s.res.limitsEpoch++
 	s.markDirty()
 }
 
