@@ -30,13 +30,16 @@ func ciKeys(cfg map[string]string) map[string]string {
 var netModels = []string{"e1000", "e1000-82540em", "e1000-82544gc", "e1000-82545em", "e1000e", "i82551", "i82557b", "i82559er", "ne2k_isa", "ne2k_pci", "pcnet", "rtl8139", "virtio", "vmxnet3"}
 
 // normalizeNets gives every QEMU NIC a MAC and writes it as PVE does: "model=MAC,opts".
-func normalizeNets(cfg map[string]string, vmid int) {
+func normalizeNets(cfg map[string]string, vmid int) { normalizeNICs(cfg, vmid, normalizeNet) }
+
+// normalizeNICs rewrites every netN value of a config with normalize.
+func normalizeNICs(cfg map[string]string, vmid int, normalize func(v string, vmid, idx int) string) {
 	for k, v := range cfg {
 		base, idx, ok := splitIndexed(k)
 		if !ok || base != "net" {
 			continue
 		}
-		cfg[k] = normalizeNet(v, vmid, idx)
+		cfg[k] = normalize(v, vmid, idx)
 	}
 }
 

@@ -252,15 +252,7 @@ func lxcOSTypeOf(volid string) string {
 }
 
 // normalizeLXCNets gives every container NIC a hwaddr and type=veth, written name first.
-func normalizeLXCNets(cfg map[string]string, vmid int) {
-	for k, v := range cfg {
-		base, idx, ok := splitIndexed(k)
-		if !ok || base != "net" {
-			continue
-		}
-		cfg[k] = normalizeLXCNet(v, vmid, idx)
-	}
-}
+func normalizeLXCNets(cfg map[string]string, vmid int) { normalizeNICs(cfg, vmid, normalizeLXCNet) }
 
 func normalizeLXCNet(v string, vmid, idx int) string {
 	m, err := parsePropertyString(lxcNetFormat, v)
