@@ -290,7 +290,7 @@ func (hs *harness) events(t *testing.T, ns, name string) []corev1.Event {
 	}
 	var out []corev1.Event
 	for _, e := range l.Items {
-		if e.InvolvedObject.Name == name {
+		if name == "" || e.InvolvedObject.Name == name {
 			out = append(out, e)
 		}
 	}

@@ -364,3 +364,64 @@ func TestReconcileModeWatchOnly(t *testing.T) {
 		time.Sleep(250 * time.Millisecond)
 	}
 }
+
+// Clones that PVE answers with a lock timeout (another clone holds the
+// template) or whose task loses a VMID race are retried quietly: every VM
+// becomes Ready, none shows an error condition, and no VMID is shared.
+func TestParallelClonesThroughLocksAndRaces(t *testing.T) {
+	hs := require(t)
+	ns := hs.namespace(t)
+	hs.sim.SetFaults(pvesim.Faults{Rules: []pvesim.FaultRule{
+		{Method: "POST", PathPattern: "/nodes/*/qemu/*/clone", ErrorRate: 0.3, Status: 500,
+			Message:         "can't lock file '/var/lock/qemu-server/lock-9000.conf' - got timeout",
+			TaskFailureRate: 0.4, TaskFailureMessage: "unable to create VM: config file already exists"},
+	}})
+	defer hs.sim.SetFaults(pvesim.Faults{})
+	const n = 15
+	for i := 0; i < n; i++ {
+		name := fmt.Sprintf("lock-%02d", i)
+		hs.create(t, &v1alpha1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: cloneSpec(name)})
+	}
+	errorsSeen := map[string]string{}
+	deadline := time.Now().Add(parallelWait)
+	for {
+		l := &v1alpha1.VirtualMachineList{}
+		if err := hs.kube.List(context.Background(), l, client.InNamespace(ns)); err != nil {
+			t.Fatal(err)
+		}
+		readyCount := 0
+		for i := range l.Items {
+			vm := &l.Items[i]
+			if c := vm.GetCondition(xpv2.TypeSynced); c.Status == corev1.ConditionFalse {
+				errorsSeen[vm.Name] = c.Message
+			}
+			if ready(vm) {
+				readyCount++
+			}
+		}
+		if readyCount == n {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d/%d Ready after %s; error conditions: %v", readyCount, n, parallelWait, errorsSeen)
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	if len(errorsSeen) > 0 {
+		t.Errorf("error conditions seen along the way: %v", errorsSeen)
+	}
+	l := &v1alpha1.VirtualMachineList{}
+	if err := hs.kube.List(context.Background(), l, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	for i := range l.Items {
+		if got := len(hs.guestsOf(&l.Items[i])); got != 1 {
+			t.Errorf("%s: %d guests carry its marker, want 1", l.Items[i].Name, got)
+		}
+	}
+	counts := map[string]int{}
+	for _, e := range hs.events(t, ns, "") {
+		counts[e.Reason] += int(e.Count)
+	}
+	t.Logf("lock answers retried: %d; lost VMID races retried: %d", counts["SourceBusy"], counts["VMIDTaken"])
+}
