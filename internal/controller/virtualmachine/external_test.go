@@ -701,3 +701,15 @@ func TestLinkedClone(t *testing.T) {
 		t.Errorf("scsi0 = %q, want a volume linked to the template's base disk", g.Config["scsi0"])
 	}
 }
+
+// With a lagging /cluster/resources (a new guest lists as "unknown" without
+// a name for a while), the VM still converges and exactly one guest exists.
+func TestLaggingResourcesListing(t *testing.T) {
+	f := newFixture(t, pvesim.Options{ResourcesLag: 2 * time.Second})
+	cr := cloneVM("lag")
+	f.store(t, cr, true)
+	f.converge(t, cr, 200)
+	if n := len(f.sim.Guests()); n != 2 {
+		t.Errorf("guests = %d, want template + 1", n)
+	}
+}
