@@ -18,7 +18,9 @@ import (
 type handlerFunc func(s *Server, r *request) (any, error)
 
 type route struct {
-	spec    RouteSpec
+	spec RouteSpec
+	// endpoint is the counters' key, "GET /nodes/{node}/qemu/{vmid}/config".
+	endpoint string
 	params  *paramSet
 	handler handlerFunc
 	// unlocked handlers take the state lock themselves (or need none).
@@ -49,7 +51,7 @@ func newRouter() *router { return &router{root: newTrieNode()} }
 
 // handle registers a route; a handler is required, the spec declares its parameters.
 func (rt *router) handle(spec RouteSpec, h handlerFunc) *route {
-	r := &route{spec: spec, params: compileParams(spec.Params), handler: h}
+	r := &route{spec: spec, endpoint: spec.Method + " " + spec.Path, params: compileParams(spec.Params), handler: h}
 	n := rt.root
 	for _, seg := range splitPath(spec.Path) {
 		n = n.child(seg)

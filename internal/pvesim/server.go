@@ -232,7 +232,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, hr *http.Request, rel string) {
 		writeError(w, errf(http.StatusNotImplemented, "Method '%s %s' not implemented", method, relPath))
 		return
 	}
-	s.counters.count(method+" "+rt.spec.Path, cred)
+	s.counters.count(rt.endpoint, cred)
 	s.serveRoute(w, hr, rt, vars, body, cred, relPath)
 }
 
