@@ -21,8 +21,8 @@ type route struct {
 	spec RouteSpec
 	// endpoint is the counters' key, "GET /nodes/{node}/qemu/{vmid}/config".
 	endpoint string
-	params  *paramSet
-	handler handlerFunc
+	params   *paramSet
+	handler  handlerFunc
 	// unlocked handlers take the state lock themselves (or need none).
 	unlocked bool
 }
