@@ -66,7 +66,7 @@ func (e *external) applyConfig(ctx context.Context, cr *v1alpha1.VirtualMachine,
 	}
 	if len(set) > 0 {
 		if err := e.cl.SetGuestConfig(ctx, o.ref, set, nil); err != nil {
-			return e.busy(err, "configuration")
+			return e.busy(scrubPassword(err, o.want.Password), "configuration")
 		}
 		if o.needPass {
 			v := o.want.Password.Version
@@ -101,6 +101,15 @@ func (e *external) applyConfig(ctx context.Context, cr *v1alpha1.VirtualMachine,
 		return true, nil
 	}
 	return false, nil
+}
+
+// scrubPassword keeps the cloud-init password out of an error that ends up
+// in a condition and an event, should PVE ever echo the value.
+func scrubPassword(err error, pw *password) error {
+	if err == nil || pw == nil || pw.Value == "" || !strings.Contains(err.Error(), pw.Value) {
+		return err
+	}
+	return errors.New(strings.ReplaceAll(err.Error(), pw.Value, "*****"))
 }
 
 // busy turns PVE's "locked" answer into a quiet retry on the next poll.
