@@ -540,8 +540,11 @@ type VirtualMachineStatus struct {
 	// +optional
 	Status QEMUStatus `json:"status,omitempty"`
 
-	// VMID of the VM, recorded before the VM is created so a restarted
-	// provider finds the VM it was creating.
+	// VMID of the VM once the provider has seen this resource's own marker
+	// in that guest's description. From then on the VMID is never given up
+	// (a vanished marker is an error, not a reason to create another VM).
+	// The VMID picked for a create is stored earlier, in the external-name
+	// annotation, before Proxmox VE is asked to create anything.
 	// +optional
 	VMID int32 `json:"vmid,omitempty"`
 

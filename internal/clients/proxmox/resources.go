@@ -28,6 +28,7 @@ type Resource struct {
 	Lock     string `json:"lock"`
 	Tags     string `json:"tags"` // PVE's ";"-separated list, see TagList
 	Pool     string `json:"pool"`
+	Uptime   int    `json:"uptime"` // seconds; lags like Status
 }
 
 // TagList splits Tags on PVE's separators (";", "," and spaces are all accepted).
@@ -46,6 +47,8 @@ func (r *Resource) UnmarshalJSON(data []byte) error {
 	if err != nil {
 		return errors.Wrap(err, "vmid")
 	}
+	// Uptime is informational: a malformed value must not hide the row.
+	uptime, _ := flexInt(raw["uptime"])
 	*r = Resource{
 		ID:       flexString(raw["id"]),
 		Type:     flexString(raw["type"]),
@@ -57,6 +60,7 @@ func (r *Resource) UnmarshalJSON(data []byte) error {
 		Lock:     flexString(raw["lock"]),
 		Tags:     flexString(raw["tags"]),
 		Pool:     flexString(raw["pool"]),
+		Uptime:   uptime,
 	}
 	return nil
 }

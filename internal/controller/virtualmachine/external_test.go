@@ -713,3 +713,32 @@ func TestLaggingResourcesListing(t *testing.T) {
 		t.Errorf("guests = %d, want template + 1", n)
 	}
 }
+
+// A guest we start is shown running at once, although the lagging listing
+// still says stopped; its uptime appears once the listing catches up.
+func TestStatusFollowsStartDespiteLaggingListing(t *testing.T) {
+	const lag = 2 * time.Second
+	f := newFixture(t, pvesim.Options{ResourcesLag: lag})
+	cr := cloneVM("late-start")
+	off := false
+	cr.Spec.EnableAutoStart = &off
+	f.store(t, cr, true)
+	f.converge(t, cr, 200)
+	time.Sleep(lag + time.Second) // the listing now knows the guest as stopped
+
+	on := true
+	cr.Spec.EnableAutoStart = &on
+	cr.Generation++
+	f.converge(t, cr, 200)
+	if got := cr.Status.Status.State; got != "running" {
+		t.Errorf("status.status.state = %q right after our start, want running", got)
+	}
+
+	time.Sleep(lag + time.Second)
+	if _, err := f.external().Observe(context.Background(), cr); err != nil {
+		t.Fatalf("Observe: %v", err)
+	}
+	if cr.Status.Status.State != "running" || cr.Status.Status.Uptime == "" {
+		t.Errorf("status.status = %+v, want running with an uptime", cr.Status.Status)
+	}
+}

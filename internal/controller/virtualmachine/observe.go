@@ -483,9 +483,19 @@ func (e *external) fillStatus(cr *v1alpha1.VirtualMachine, o *observation, row *
 	if o.running {
 		st.State = "running"
 	}
-	if row != nil && row.Status != "" && row.Status != "unknown" && row.Status != st.State {
+	// o.running is at least as fresh as the lagging listing, so the listing
+	// only adds states that running/stopped cannot express.
+	if row != nil && !isPlainPowerState(row.Status) {
 		st.State = row.Status
 	}
+	st.Uptime = ""
+	if o.running && row != nil && row.Uptime > 0 {
+		st.Uptime = (time.Duration(row.Uptime) * time.Second).String()
+	}
+}
+
+func isPlainPowerState(s string) bool {
+	return s == "" || s == "unknown" || s == "running" || s == "stopped"
 }
 
 // setReady decides the Ready condition. Before the first Ready the guest
