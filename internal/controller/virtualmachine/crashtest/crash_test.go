@@ -27,6 +27,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -348,4 +349,82 @@ func TestKilledWhileCloneTaskRuns(t *testing.T) {
 	if got := len(f.sim.Guests()); got != 2 {
 		t.Errorf("guests = %d, want template + 1", got)
 	}
+}
+
+// The provider dies after it stored the picked VMID on the resource but
+// before PVE applied the clone: the clone request is parked by the
+// simulator (a latency rule) and then answered 500 without being applied,
+// so after the kill the resource carries the VMID, create-pending and no
+// guest. The restarted provider clones at that same VMID: one VM, Ready.
+func TestKilledBetweenVMIDStoredAndClone(t *testing.T) {
+	f := newFixture(t)
+	f.sim.SetFaults(pvesim.Faults{Rules: []pvesim.FaultRule{{
+		Method: "POST", PathPattern: "/nodes/*/qemu/*/clone", Latency: time.Hour, ErrorRate: 1, Message: "never applied",
+	}}})
+	p1 := startProvider(t)
+	if err := f.kube.Create(context.Background(), f.vm("early")); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(wait)
+	for cloneRequests(f.sim) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the clone request never arrived\nprovider log tail:\n%s", p1.tail())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	p1.kill(t)
+	// New requests go through; the parked one is answered 500, unapplied,
+	// when the simulator closes.
+	f.sim.SetFaults(pvesim.Faults{})
+
+	stored := &v1alpha1.VirtualMachine{}
+	if err := f.kube.Get(context.Background(), types.NamespacedName{Namespace: f.ns, Name: "early"}, stored); err != nil {
+		t.Fatal(err)
+	}
+	vmid := stored.GetAnnotations()["crossplane.io/external-name"]
+	if vmid == "" {
+		t.Fatalf("no VMID stored before the clone request: annotations %v", stored.GetAnnotations())
+	}
+	if _, ok := stored.GetAnnotations()["crossplane.io/external-create-succeeded"]; ok {
+		t.Fatalf("create recorded as succeeded although the clone was never answered: %v", stored.GetAnnotations())
+	}
+	if got := len(f.sim.Guests()); got != 1 {
+		t.Fatalf("guests after the kill = %d, want the template only", got)
+	}
+
+	p2 := startProvider(t)
+	vm := f.waitReady(t, p2, "early")
+	if n := f.guestsMarked("early"); n != 1 {
+		t.Errorf("%d guests carry the resource's marker, want 1", n)
+	}
+	if got := len(f.sim.Guests()); got != 2 {
+		t.Errorf("guests = %d, want template + 1", got)
+	}
+	if got := vm.GetAnnotations()["crossplane.io/external-name"]; got != vmid {
+		t.Errorf("external name = %s, want the VMID stored before the kill (%s)", got, vmid)
+	}
+	if _, ok := f.sim.Guest(mustAtoi(t, vmid)); !ok {
+		t.Errorf("no guest at the stored VMID %s", vmid)
+	}
+}
+
+// cloneRequests counts the clone requests the simulator received (counted
+// before any fault rule delays them).
+func cloneRequests(sim *pvesim.Server) int {
+	n := 0
+	for ep, k := range sim.Counters().ByEndpoint {
+		if strings.HasPrefix(ep, "POST ") && strings.HasSuffix(ep, "/clone") {
+			n += k
+		}
+	}
+	return n
+}
+
+func mustAtoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatalf("%q is not a number: %v", s, err)
+	}
+	return n
 }
