@@ -24,7 +24,13 @@ limitations under the License.
 // fields dropped, so the growth should be a small per-Secret constant, with
 // nothing proportional to the Secret's size.
 //
-//	go run ./cmd/memcheck [-secrets 10000] [-size 10240] [-compare-full]
+// With -vms N it first creates N VirtualMachines cloned from a simulator
+// template, each publishing connection details to a Secret, and waits until
+// all are Ready and their Secrets exist: publishing must not start a Secret
+// informer either. Every Secret list or watch the provider sends is
+// recorded; the run fails if one asked for whole Secrets.
+//
+//	go run ./cmd/memcheck [-secrets 10000] [-size 10240] [-vms 500] [-compare-full]
 package main
 
 import (
@@ -58,6 +64,7 @@ import (
 	"github.com/kubemox/provider-proxmox/apis"
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	"github.com/kubemox/provider-proxmox/internal/provider"
+	"github.com/kubemox/provider-proxmox/internal/provider/providertest"
 	"github.com/kubemox/provider-proxmox/internal/pvesim"
 	"github.com/kubemox/provider-proxmox/internal/testenv"
 )
@@ -68,6 +75,8 @@ type options struct {
 	annotate    bool
 	concurrency int
 	compareFull bool
+	vms         int
+	rate        int
 }
 
 func main() {
@@ -76,6 +85,8 @@ func main() {
 	flag.IntVar(&o.size, "size", 10*1024, "bytes of data per Secret")
 	flag.BoolVar(&o.annotate, "last-applied", true, "also store the data in kubectl's last-applied-configuration annotation, as kubectl apply does")
 	flag.IntVar(&o.concurrency, "concurrency", 8, "concurrent Secret creations")
+	flag.IntVar(&o.vms, "vms", 0, "VirtualMachines to clone first, each publishing connection details")
+	flag.IntVar(&o.rate, "reconcile-rate", 100, "the provider's max reconcile rate (reconciles per second and concurrent reconciles), raised so -vms converges quickly")
 	flag.BoolVar(&o.compareFull, "compare-full", false, "afterwards, start a full Secret informer (what a cached Secret read would start) and report its cost for comparison")
 	flag.Parse()
 	if err := run(o); err != nil {
@@ -107,7 +118,10 @@ func run(o options) error {
 	}
 	defer sim.Close()
 
-	p, err := provider.New(env.Config, provider.Options{PollInterval: time.Minute})
+	requests := &providertest.RequestLog{}
+	pcfg := rest.CopyConfig(env.Config)
+	pcfg.Wrap(requests.Wrap)
+	p, err := provider.New(pcfg, provider.Options{PollInterval: time.Minute, MaxReconcileRate: o.rate, EnableManagementPolicies: true})
 	if err != nil {
 		return err
 	}
@@ -116,16 +130,24 @@ func run(o options) error {
 	if err := createConnection(ctx, kube, sim); err != nil {
 		return err
 	}
+	if o.vms > 0 {
+		start := time.Now()
+		if err := createVMs(ctx, kube, sim, o.vms); err != nil {
+			return err
+		}
+		fmt.Printf("%d VirtualMachines cloned, Ready, connection Secrets written in %s\n", o.vms, time.Since(start).Round(time.Second))
+	}
 
 	before := measure()
-	fmt.Printf("provider with 1 credential Secret:   heap %s, RSS %s\n", mib(before.heap), mib(before.rss))
+	fmt.Printf("provider with 1 credential Secret, %d VMs and their %d connection Secrets: heap %s, RSS %s\n",
+		o.vms, o.vms, mib(before.heap), mib(before.rss))
 
 	start := time.Now()
 	if err := createSecrets(ctx, kube, o); err != nil {
 		return err
 	}
 	fmt.Printf("created %d Secrets of %d bytes in %s\n", o.secrets, o.size, time.Since(start).Round(time.Second))
-	if err := waitForWatch(ctx, p, o.secrets+1); err != nil {
+	if err := waitForWatch(ctx, p, o.secrets+1+o.vms); err != nil {
 		return err
 	}
 
@@ -135,8 +157,29 @@ func run(o options) error {
 	fmt.Printf("heap growth %s (%.2fx), %d bytes per Secret for %d bytes of data each\n",
 		mibSigned(growth), float64(after.heap)/float64(before.heap), growth/int64(o.secrets), o.size)
 
+	fmt.Printf("heap ratio %.2fx, RSS ratio %.2fx\n", float64(after.heap)/float64(before.heap), float64(after.rss)/float64(before.rss))
+
+	if err := checkSecretRequests(requests); err != nil {
+		return err
+	}
 	if o.compareFull {
 		return compareFullInformer(ctx, env.Config, after)
+	}
+	return nil
+}
+
+// checkSecretRequests fails when the provider listed or watched Secrets with
+// their data; it also needs to have seen the provider's metadata-only watch,
+// or the recorder saw nothing.
+func checkSecretRequests(requests *providertest.RequestLog) error {
+	full := requests.FullSecretListsOrWatches()
+	meta := requests.MetadataListsOrWatches()
+	fmt.Printf("provider Secret lists/watches: %d metadata-only, %d full\n", meta, len(full))
+	if len(full) > 0 {
+		return fmt.Errorf("the provider listed or watched whole Secrets: %v", full)
+	}
+	if meta == 0 {
+		return fmt.Errorf("no Secret list or watch recorded: the recorder does not see the provider's requests")
 	}
 	return nil
 }
@@ -186,7 +229,7 @@ func createConnection(ctx context.Context, kube client.Client, sim *pvesim.Serve
 		return err
 	}
 	pc := &v1alpha1.ProxmoxConnection{
-		ObjectMeta: metav1.ObjectMeta{Name: "memcheck"},
+		ObjectMeta: metav1.ObjectMeta{Name: connectionName},
 		Spec: v1alpha1.ProxmoxConnectionSpec{
 			Endpoint:   sim.URL(),
 			CABundle:   string(sim.CAPEM()),

@@ -177,6 +177,10 @@ type RequestLog struct {
 // namespace; a get by name has one more path segment.
 var secretCollection = regexp.MustCompile(`^/api/v1/(namespaces/[^/]+/)?secrets/?$`)
 
+// Wrap returns rt with l recording its Secret lists and watches, for
+// programs that build the provider themselves (rest.Config.Wrap(l.Wrap)).
+func (l *RequestLog) Wrap(rt http.RoundTripper) http.RoundTripper { return l.wrap(rt) }
+
 func (l *RequestLog) wrap(rt http.RoundTripper) http.RoundTripper {
 	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
 		if req.Method == http.MethodGet && secretCollection.MatchString(req.URL.Path) {
