@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -14,13 +16,18 @@ func (s *Server) serveAdmin(w http.ResponseWriter, hr *http.Request) {
 		data any
 		err  error
 	)
-	switch strings.TrimSuffix(hr.URL.Path, "/") + " " + hr.Method {
+	p := strings.TrimSuffix(hr.URL.Path, "/")
+	switch p + " " + hr.Method {
 	case "/_sim/state GET":
 		data = s.adminState()
 	case "/_sim/reset POST":
 		s.Reset()
 	case "/_sim/faults PUT":
-		err = s.adminFaults(hr)
+		data, err = s.adminFaults(hr)
+	case "/_sim/holds GET":
+		data, err = s.adminHolds(hr)
+	case "/_sim/holds/release-all POST":
+		data = s.faults.holds.releaseAll()
 	case "/_sim/tokens PUT":
 		err = s.adminTokens(hr)
 	case "/_sim/users PUT":
@@ -32,6 +39,10 @@ func (s *Server) serveAdmin(w http.ResponseWriter, hr *http.Request) {
 	case "/_sim/baseline POST":
 		s.SaveBaseline()
 	default:
+		if id, ok := holdReleasePath(p, hr.Method); ok {
+			data, err = s.faults.holds.releaseByID(id)
+			break
+		}
 		err = errf(http.StatusNotFound, "no such admin endpoint %s %s", hr.Method, hr.URL.Path)
 	}
 	if err != nil {
@@ -92,38 +103,114 @@ type adminFaultRule struct {
 	Latency string `json:"latency,omitempty"`
 }
 
-type adminFaultsBody struct {
-	Rules []adminFaultRule `json:"rules"`
-	Drops []struct {
-		Method      string `json:"method"`
-		PathPattern string `json:"pathPattern"`
-	} `json:"drops,omitempty"`
+// adminOneShot is a drop or a hold: it catches the next matching request.
+type adminOneShot struct {
+	Method      string `json:"method"`
+	PathPattern string `json:"pathPattern"`
 }
 
-func (s *Server) adminFaults(hr *http.Request) error {
+type adminFaultsBody struct {
+	Rules []adminFaultRule `json:"rules"`
+	Drops []adminOneShot   `json:"drops,omitempty"`
+	Holds []adminOneShot   `json:"holds,omitempty"`
+}
+
+// adminFaultsResult names the holds a PUT /_sim/faults armed, for polling and release.
+type adminFaultsResult struct {
+	Holds []HoldView `json:"holds"`
+}
+
+func (s *Server) adminFaults(hr *http.Request) (adminFaultsResult, error) {
+	res := adminFaultsResult{Holds: []HoldView{}}
 	var body adminFaultsBody
 	if err := decodeAdmin(hr, &body); err != nil {
-		return err
+		return res, err
 	}
+	f, err := body.faults()
+	if err != nil {
+		return res, err
+	}
+	for _, o := range append(slices.Clone(body.Drops), body.Holds...) {
+		if err := checkPattern(o.PathPattern); err != nil {
+			return res, err
+		}
+	}
+	if err := s.faults.set(f); err != nil {
+		return res, err
+	}
+	for _, d := range body.Drops {
+		s.DropAfterApply(d.Method, d.PathPattern)
+	}
+	for _, h := range body.Holds {
+		res.Holds = append(res.Holds, s.faults.holds.view(s.HoldResponse(h.Method, h.PathPattern)))
+	}
+	return res, nil
+}
+
+// faults converts the rules, parsing their human-readable latencies.
+func (body adminFaultsBody) faults() (Faults, error) {
 	f := Faults{}
 	for _, r := range body.Rules {
 		rule := r.FaultRule
 		if r.Latency != "" {
 			d, err := time.ParseDuration(r.Latency)
 			if err != nil {
-				return errf(http.StatusBadRequest, "invalid latency %q", r.Latency)
+				return f, errf(http.StatusBadRequest, "invalid latency %q", r.Latency)
 			}
 			rule.Latency = d
 		}
 		f.Rules = append(f.Rules, rule)
 	}
-	if err := s.faults.set(f); err != nil {
-		return err
+	return f, nil
+}
+
+// Long polls on GET /_sim/holds wait 30 s unless told otherwise, and never more than
+// maxHoldWait, so a forgotten poll cannot pin a connection for ever.
+const (
+	defaultHoldWait = 30 * time.Second
+	maxHoldWait     = 10 * time.Minute
+)
+
+// adminHolds lists the holds (?id=N: only that one); with ?wait=STATE it first waits
+// until one of them is in STATE (?timeout=10s).
+func (s *Server) adminHolds(hr *http.Request) ([]HoldView, error) {
+	q := hr.URL.Query()
+	w := holdWait{state: q.Get("wait"), timeout: defaultHoldWait}
+	if v := q.Get("id"); v != "" {
+		id, err := strconv.Atoi(v)
+		if err != nil || id <= 0 {
+			return nil, errf(http.StatusBadRequest, "invalid hold id %q", v)
+		}
+		w.id = id
 	}
-	for _, d := range body.Drops {
-		s.DropAfterApply(d.Method, d.PathPattern)
+	if v := q.Get("timeout"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 || d > maxHoldWait {
+			return nil, errf(http.StatusBadRequest, "invalid timeout %q (a duration up to %s)", v, maxHoldWait)
+		}
+		w.timeout = d
 	}
-	return nil
+	switch w.state {
+	case "":
+		return s.faults.holds.views(w.id), nil
+	case HoldArmed, HoldHeld, HoldReleased:
+		return s.faults.holds.waitFor(hr.Context(), s.stopCh, w)
+	}
+	return nil, errf(http.StatusBadRequest, "invalid wait %q: armed, held or released", w.state)
+}
+
+// holdReleasePath recognises POST /_sim/holds/{id}/release.
+func holdReleasePath(p, method string) (int, bool) {
+	rest, ok := strings.CutPrefix(p, "/_sim/holds/")
+	if !ok || method != http.MethodPost {
+		return 0, false
+	}
+	idText, ok := strings.CutSuffix(rest, "/release")
+	if !ok {
+		return 0, false
+	}
+	id, err := strconv.Atoi(idText)
+	return id, err == nil && id > 0
 }
 
 func (s *Server) adminTokens(hr *http.Request) error {

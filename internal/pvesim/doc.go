@@ -28,10 +28,23 @@
 //   - POST /_sim/baseline: make the current guests/volumes/pools the reset baseline.
 //   - PUT  /_sim/faults: {"rules": [{"method": "POST", "pathPattern": "/nodes/*/qemu/*/clone",
 //     "errorRate": 1, "status": 500, "message": "...", "latency": "250ms", "taskFailureRate": 1,
-//     "taskFailureMessage": "..."}], "drops": [{"method": "POST", "pathPattern": "..."}]}.
-//     Replaces the rules; each drop is one-shot (apply the request, then close the connection).
-//     A pathPattern starting with "^" is a regular expression, any other a path.Match pattern
-//     over the path below /api2/json. In Go, Server.HoldResponse holds one response until released.
+//     "taskFailureMessage": "..."}], "drops": [{"method": "POST", "pathPattern": "..."}],
+//     "holds": [{"method": "POST", "pathPattern": "/nodes/*/qemu/*/clone"}]}.
+//     Replaces the rules and adds to the armed drops and holds, each one-shot: a drop applies
+//     the next matching request, then closes the connection without an answer; a hold applies
+//     it, then keeps its response back until released. A pathPattern starting with "^" is a
+//     regular expression, any other a path.Match pattern over the path below /api2/json; an
+//     invalid one is a 400 and arms nothing. Answers {"holds": [HoldView]}, the holds it armed.
+//   - GET  /_sim/holds: [{"id": 1, "method", "pathPattern", "path": the request caught,
+//     "state": "armed"|"held"|"released", "heldSince": RFC 3339}], in arming order (the
+//     last 100 released ones kept). ?id=N lists one hold. ?wait=held (or armed, released)
+//     first waits until a listed hold is in that state, at most ?timeout= (default 30s, at
+//     most 10m), then answers the listing; 504 on timeout, 404 if the awaited id is unknown.
+//     A script needs no loop: curl -fsk "$SIM/_sim/holds?id=1&wait=held&timeout=60s".
+//   - POST /_sim/holds/{id}/release: sends a held response, or disarms an armed hold; answers
+//     the HoldView. POST /_sim/holds/release-all does it for every hold and answers all.
+//     POST /_sim/reset and Server.Close release every hold and forget them, so no handler
+//     stays parked. In Go: Server.HoldResponse (Hold.Held closes when held), Server.Holds.
 //   - PUT  /_sim/tokens: {"tokenid": "root@pam!kubemox", "secret": "..."} adds or rotates;
 //     {"tokenid": "...", "delete": true} revokes.
 //   - PUT  /_sim/users: {"userid": "root@pam", "password": "..."} adds or changes the password

@@ -34,42 +34,25 @@ type FaultRule struct {
 	TaskFailureMessage string  `json:"taskFailureMessage,omitempty"`
 }
 
-// Hold is a one-shot fault: the next matching request is applied, then its response waits
-// until Release (or until the server closes).
-type Hold struct {
-	held     chan struct{}
-	release  chan struct{}
-	heldOnce sync.Once
-	relOnce  sync.Once
-}
-
-func newHold() *Hold { return &Hold{held: make(chan struct{}), release: make(chan struct{})} }
-
-// Held is closed once a request has been applied and its response is being held.
-func (h *Hold) Held() <-chan struct{} { return h.held }
-
-// Release sends the held response (or lets the next match through unheld).
-func (h *Hold) Release() { h.relOnce.Do(func() { close(h.release) }) }
-
-func (h *Hold) park(stop <-chan struct{}) {
-	h.heldOnce.Do(func() { close(h.held) })
-	select {
-	case <-h.release:
-	case <-stop:
-	}
-}
-
-type pendingHold struct {
-	method  string
-	pattern string
-	re      *regexp.Regexp
-	hold    *Hold
-}
-
 type pendingDrop struct {
 	method  string
 	pattern string
 	re      *regexp.Regexp
+}
+
+// checkPattern reports a pattern that could never match as a 400, so that a typo in a
+// test's fault set fails loudly instead of silently injecting nothing.
+func checkPattern(pattern string) error {
+	var err error
+	if strings.HasPrefix(pattern, "^") {
+		_, err = regexp.Compile(pattern)
+	} else {
+		_, err = path.Match(strings.TrimPrefix(pattern, "/api2/json"), "/")
+	}
+	if err != nil {
+		return errf(http.StatusBadRequest, "invalid path pattern %q: %s", pattern, err.Error())
+	}
+	return nil
 }
 
 // compilePattern compiles a "^" pattern once, so matching costs no compile per request;
@@ -89,9 +72,8 @@ func compilePattern(pattern string) (string, *regexp.Regexp) {
 type faultSet struct {
 	mu    sync.Mutex
 	rules []compiledRule
-	holds []pendingHold
 	drops []pendingDrop
-	all   []*Hold
+	holds holdSet
 }
 
 type compiledRule struct {
@@ -104,17 +86,11 @@ func newFaultSet() *faultSet { return &faultSet{} }
 func (fs *faultSet) set(f Faults) error {
 	rules := make([]compiledRule, 0, len(f.Rules))
 	for _, r := range f.Rules {
-		cr := compiledRule{FaultRule: r}
-		cr.PathPattern = strings.TrimPrefix(r.PathPattern, "/api2/json")
-		if strings.HasPrefix(r.PathPattern, "^") {
-			re, err := regexp.Compile(r.PathPattern)
-			if err != nil {
-				return errf(http.StatusBadRequest, "invalid path pattern %q: %s", r.PathPattern, err.Error())
-			}
-			cr.re = re
-		} else if _, err := path.Match(cr.PathPattern, "/"); err != nil {
-			return errf(http.StatusBadRequest, "invalid path pattern %q: %s", r.PathPattern, err.Error())
+		if err := checkPattern(r.PathPattern); err != nil {
+			return err
 		}
+		cr := compiledRule{FaultRule: r}
+		cr.PathPattern, cr.re = compilePattern(r.PathPattern)
 		rules = append(rules, cr)
 	}
 	fs.mu.Lock()
@@ -167,13 +143,7 @@ func (fs *faultSet) match(method, reqPath string) faultEffect {
 		}
 		break
 	}
-	for i, h := range fs.holds {
-		if patternMatches(h.method, h.pattern, h.re, method, reqPath) {
-			fx.hold = h.hold
-			fs.holds = append(fs.holds[:i:i], fs.holds[i+1:]...)
-			break
-		}
-	}
+	fx.hold = fs.holds.take(method, reqPath)
 	for i, d := range fs.drops {
 		if patternMatches(d.method, d.pattern, d.re, method, reqPath) {
 			fx.drop = true
@@ -196,16 +166,6 @@ func faultError(r FaultRule) *apiError {
 	return errf(status, "%s", msg)
 }
 
-func (fs *faultSet) addHold(method, pattern string) *Hold {
-	h := newHold()
-	pattern, re := compilePattern(pattern)
-	fs.mu.Lock()
-	fs.holds = append(fs.holds, pendingHold{method: method, pattern: pattern, re: re, hold: h})
-	fs.all = append(fs.all, h)
-	fs.mu.Unlock()
-	return h
-}
-
 func (fs *faultSet) addDrop(method, pattern string) {
 	pattern, re := compilePattern(pattern)
 	fs.mu.Lock()
@@ -213,27 +173,16 @@ func (fs *faultSet) addDrop(method, pattern string) {
 	fs.mu.Unlock()
 }
 
+// clear removes every fault and releases every hold, so no response stays parked.
 func (fs *faultSet) clear() {
 	fs.mu.Lock()
-	fs.rules, fs.holds, fs.drops = nil, nil, nil
-	all := fs.all
-	fs.all = nil
+	fs.rules, fs.drops = nil, nil
 	fs.mu.Unlock()
-	for _, h := range all {
-		h.Release()
-	}
+	fs.holds.forgetAll()
 }
-
-func (fs *faultSet) releaseAll() { fs.clear() }
 
 // SetFaults replaces the injected faults; an invalid pattern is ignored with its rule set.
 func (s *Server) SetFaults(f Faults) { _ = s.faults.set(f) }
-
-// HoldResponse arms a one-shot hold: the next request matching method and pathPattern
-// (FaultRule syntax) is applied, then its response waits for Hold.Release.
-func (s *Server) HoldResponse(method, pathPattern string) *Hold {
-	return s.faults.addHold(method, pathPattern)
-}
 
 // DropAfterApply arms a one-shot drop: the next matching request is applied, then the
 // connection is closed without an answer.

@@ -176,7 +176,7 @@ func (s *Server) Close() {
 	s.closed = true
 	s.st.stopTimers()
 	s.mu.Unlock()
-	s.faults.releaseAll()
+	s.faults.clear()
 	close(s.stopCh)
 	_ = s.hs.Close()
 	s.persistWG.Wait()
