@@ -402,28 +402,6 @@ func seed(t *testing.T, f *fixture, vmid int, cfg map[string]string) {
 	}
 }
 
-func TestCreateRetriesATakenVMID(t *testing.T) {
-	f := newFixture(t, pvesim.Options{})
-	cr := cloneVM("race")
-	// A VMID recorded on the resource that another guest took meanwhile.
-	seed(t, f, 500, map[string]string{"name": "squatter"})
-	meta.SetExternalName(cr, "500")
-	f.store(t, cr, true)
-	if _, err := f.external().Create(context.Background(), cr); err != nil {
-		t.Fatalf("Create: %v", err)
-	}
-	vmid, ok := vmidOf(meta.GetExternalName(cr))
-	if !ok || vmid == 500 {
-		t.Fatalf("external name = %q, want a new VMID", meta.GetExternalName(cr))
-	}
-	if g, _ := f.sim.Guest(500); g.Config["name"] != "squatter" {
-		t.Error("the squatter was touched")
-	}
-	if !f.log.has("VMIDTaken") {
-		t.Error("no VMIDTaken event")
-	}
-}
-
 func TestUpdateCorrectsDriftWithWarning(t *testing.T) {
 	f := newFixture(t, pvesim.Options{})
 	cr := cloneVM("drift")
