@@ -234,7 +234,8 @@ func decodeJSONBody(body []byte, out map[string]string) (map[string]string, erro
 }
 
 func readBody(r *http.Request) ([]byte, error) {
-	if r.Body == nil {
+	// Most calls are GETs without a body; io.ReadAll would still allocate its buffer.
+	if r.Body == nil || r.Body == http.NoBody {
 		return nil, nil
 	}
 	b, err := io.ReadAll(io.LimitReader(r.Body, maxBodySize+1))

@@ -45,13 +45,23 @@ type envelope struct {
 	Errors  map[string]string `json:"errors,omitempty"`
 }
 
+// The header values every answer carries, shared rather than allocated per response:
+// net/http only reads them, and Header.Set and Add replace or copy, never write into them.
+var (
+	hdrServer       = []string{"pve-api-daemon/3.0"}
+	hdrContentType  = []string{"application/json;charset=UTF-8"}
+	hdrCacheControl = []string{"max-age=0"}
+	hdrPragma       = []string{"no-cache"}
+	hdrExpires      = []string{"Thu, 01 Jan 1970 00:00:00 GMT"}
+)
+
 func setPVEHeaders(w http.ResponseWriter) {
 	h := w.Header()
-	h.Set("Server", "pve-api-daemon/3.0")
-	h.Set("Content-Type", "application/json;charset=UTF-8")
-	h.Set("Cache-Control", "max-age=0")
-	h.Set("Pragma", "no-cache")
-	h.Set("Expires", "Thu, 01 Jan 1970 00:00:00 GMT")
+	h["Server"] = hdrServer
+	h["Content-Type"] = hdrContentType
+	h["Cache-Control"] = hdrCacheControl
+	h["Pragma"] = hdrPragma
+	h["Expires"] = hdrExpires
 }
 
 func writeData(w http.ResponseWriter, data any) {
