@@ -27,6 +27,8 @@ import (
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	"github.com/kubemox/provider-proxmox/internal/pvesim"
 )
@@ -47,11 +49,11 @@ const (
 // Ready and Synced and every Secret exists.
 func createVMs(ctx context.Context, kube client.Client, sim *pvesim.Server, n int) error {
 	if err := sim.AddTemplate(vmNode, templateID, templateName); err != nil {
-		return fmt.Errorf("cannot add the template: %w", err)
+		return errors.Wrap(err, "cannot add the template")
 	}
 	for i := range n {
 		if err := kube.Create(ctx, cloneVM(i)); err != nil {
-			return fmt.Errorf("cannot create VirtualMachine %d: %w", i, err)
+			return errors.Wrapf(err, "cannot create VirtualMachine %d", i)
 		}
 	}
 	deadline := time.Now().Add(vmWait)
@@ -62,14 +64,14 @@ func createVMs(ctx context.Context, kube client.Client, sim *pvesim.Server, n in
 			return err
 		}
 		if ready == n && secrets >= n {
-			return nil
+			return checkDetails(ctx, kube, cloneVM(0).Name+"-conn")
 		}
 		if progress := fmt.Sprintf("%d/%d Ready, %d connection Secrets", ready, n, secrets); progress != last {
 			fmt.Printf("  %s\n", progress)
 			last = progress
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("after %s: %s", vmWait, last)
+			return errors.Errorf("after %s: %s", vmWait, last)
 		}
 		time.Sleep(2 * time.Second)
 	}
@@ -115,4 +117,19 @@ func countConverged(ctx context.Context, kube client.Client) (ready, secrets int
 		}
 	}
 	return ready, secrets, nil
+}
+
+// checkDetails makes sure a connection Secret carries the VM's details, so
+// the measurement includes real publishing, not empty Secrets.
+func checkDetails(ctx context.Context, kube client.Client, name string) error {
+	s := &corev1.Secret{}
+	if err := kube.Get(ctx, client.ObjectKey{Namespace: vmNamespace, Name: name}, s); err != nil {
+		return errors.Wrapf(err, "cannot read connection Secret %s", name)
+	}
+	for _, k := range []string{"vmid", "node", "name"} {
+		if len(s.Data[k]) == 0 {
+			return errors.Errorf("connection Secret %s has no %q", name, k)
+		}
+	}
+	return nil
 }
