@@ -14,11 +14,13 @@ import (
 // trailing colon). We parse it ourselves because go-proxmox's NewTask panics
 // on some malformed ids.
 type UPID struct {
-	Raw  string
-	Node string
-	Type string
-	ID   string
-	User string
+	Raw       string
+	Node      string
+	PStart    uint64 // the worker's process start, in clock ticks since the node booted
+	StartTime int64  // Unix seconds
+	Type      string
+	ID        string
+	User      string
 }
 
 // ParseUPID splits a UPID into the parts the provider needs.
@@ -27,7 +29,25 @@ func ParseUPID(raw string) (UPID, error) {
 	if len(parts) < 8 || parts[0] != "UPID" || parts[1] == "" {
 		return UPID{}, errors.Errorf("malformed task id %q", raw)
 	}
-	return UPID{Raw: raw, Node: parts[1], Type: parts[5], ID: parts[6], User: parts[7]}, nil
+	pstart, err := strconv.ParseUint(parts[3], 16, 64)
+	if err != nil {
+		return UPID{}, errors.Errorf("malformed task id %q: process start %q", raw, parts[3])
+	}
+	start, err := strconv.ParseInt(parts[4], 16, 64)
+	if err != nil {
+		return UPID{}, errors.Errorf("malformed task id %q: start time %q", raw, parts[4])
+	}
+	return UPID{Raw: raw, Node: parts[1], PStart: pstart, StartTime: start, Type: parts[5], ID: parts[6], User: parts[7]}, nil
+}
+
+// StartedBefore reports whether task u started before task v of the same
+// node. Start times have one-second resolution, so tasks of one second are
+// ordered by their worker's process start, which PVE reads from a finer clock.
+func (u UPID) StartedBefore(v UPID) bool {
+	if u.StartTime != v.StartTime {
+		return u.StartTime < v.StartTime
+	}
+	return u.PStart < v.PStart
 }
 
 // TaskStatus is one task as PVE reports it (status call or task list).

@@ -196,26 +196,42 @@ const rebootSettle = 60 * time.Second
 // rebootOrTaskUnderway asks PVE's task list (only when about to start a
 // stopped guest) whether a task on the guest runs, or a reboot ended so
 // recently that PVE's own start is still coming: starting then would race
-// PVE.
+// PVE. Tasks are ordered by their UPIDs, not by their one-second times: our
+// first start and a quick reboot often share a second.
 func (e *external) rebootOrTaskUnderway(ctx context.Context, ref pve.GuestRef) (bool, error) {
 	tasks, err := e.cl.GuestTasks(ctx, ref.Node, ref.VMID, 10)
 	if err != nil {
 		return false, err
 	}
-	var lastReboot, lastStart int64
+	var reboot *pve.UPID
+	var rebootEnd int64
+	var starts []pve.UPID
 	for _, t := range tasks {
 		if t.Running {
 			return true, nil
 		}
+		u, err := pve.ParseUPID(t.UPID)
+		if err != nil {
+			continue // a task we cannot order says nothing about this reboot
+		}
 		switch t.Type {
 		case "qmreboot":
-			lastReboot = max(lastReboot, t.EndTime)
+			if reboot == nil || reboot.StartedBefore(u) {
+				reboot, rebootEnd = &u, t.EndTime
+			}
 		case "qmstart":
-			lastStart = max(lastStart, t.StartTime)
+			starts = append(starts, u)
 		}
 	}
-	recent := lastReboot > 0 && time.Since(time.Unix(lastReboot, 0)) < rebootSettle
-	return recent && lastStart < lastReboot, nil
+	if reboot == nil || time.Since(time.Unix(rebootEnd, 0)) >= rebootSettle {
+		return false, nil
+	}
+	for _, s := range starts {
+		if reboot.StartedBefore(s) {
+			return false, nil // PVE's own start after the reboot came (and ended)
+		}
+	}
+	return true, nil
 }
 
 // afterBoot forgets what a boot changes: the IP is asked again, and
