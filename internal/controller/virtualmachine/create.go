@@ -66,11 +66,13 @@ func (e *external) Create(ctx context.Context, cr *v1alpha1.VirtualMachine) (man
 	return managed.ExternalCreation{}, errors.Errorf("gave up after %d VMIDs that were taken", maxCreateAttempts)
 }
 
+// forgetExternalName drops the VMID and the create task recorded for it.
 func forgetExternalName(cr *v1alpha1.VirtualMachine) {
-	a := cr.GetAnnotations()
-	delete(a, meta.AnnotationKeyExternalName)
-	delete(a, annCreateTask)
-	cr.SetAnnotations(a)
+	meta.RemoveAnnotations(cr, meta.AnnotationKeyExternalName, annCreateTask)
+}
+
+func forgetCreateTask(cr *v1alpha1.VirtualMachine) {
+	meta.RemoveAnnotations(cr, annCreateTask)
 }
 
 // checkPreviousCreate looks at the task of the last create attempt, when
@@ -86,9 +88,7 @@ func (e *external) checkPreviousCreate(ctx context.Context, cr *v1alpha1.Virtual
 	if err != nil || ts.Running || ts.Succeeded() {
 		// Running or done yet no guest (or unknown): PVE's VMID list
 		// decides on the next Observe; retrying at the same VMID is safe.
-		a := cr.GetAnnotations()
-		delete(a, annCreateTask)
-		cr.SetAnnotations(a)
+		forgetCreateTask(cr)
 		return nil //nolint:nilerr // an unknown task just drops the record
 	}
 	if pve.MessageMeansAlreadyExists(ts.ExitStatus) {
@@ -96,9 +96,7 @@ func (e *external) checkPreviousCreate(ctx context.Context, cr *v1alpha1.Virtual
 		forgetExternalName(cr)
 		return nil
 	}
-	a := cr.GetAnnotations()
-	delete(a, annCreateTask)
-	cr.SetAnnotations(a)
+	forgetCreateTask(cr)
 	return errors.Errorf("Proxmox VE task %s failed: %s", ts.Type, ts.ExitStatus)
 }
 

@@ -32,7 +32,7 @@ import (
 // observing until PVE no longer has the VMID.
 func (e *external) Delete(ctx context.Context, cr *v1alpha1.VirtualMachine) (managed.ExternalDelete, error) {
 	o := e.obs
-	if o == nil || o.ref.Node == "" || o.own == ownInProgress || o.locked != "" || o.taskRunning {
+	if !o.actionable() {
 		return managed.ExternalDelete{}, nil
 	}
 	st, err := e.cl.GuestStatus(ctx, o.ref)

@@ -98,6 +98,20 @@ type observation struct {
 // Disconnect implements managed.TypedExternalClient.
 func (e *external) Disconnect(context.Context) error { return nil }
 
+// busy reports whether PVE works on the guest (a lock or our task).
+func (o *observation) busy() bool { return o.locked != "" || o.taskRunning }
+
+// actionable reports whether Update and Delete may act on what Observe saw:
+// an owned guest placed on a node, with nothing under way.
+func (o *observation) actionable() bool {
+	return o != nil && o.ref.Node != "" && o.own != ownInProgress && !o.busy()
+}
+
+// converged reports whether the guest needs no change (refusals aside).
+func (o *observation) converged() bool {
+	return o.plan.Empty() && !o.needMarker && !o.needPass && !o.needStart && !o.needReboot
+}
+
 func markerOf(cr *v1alpha1.VirtualMachine) marker {
 	return marker{Namespace: cr.GetNamespace(), Name: cr.GetName(), UID: string(cr.GetUID())}
 }
@@ -254,11 +268,8 @@ func (e *external) observeOwned(ctx context.Context, cr *v1alpha1.VirtualMachine
 	e.fillStatus(cr, o, row)
 	e.setReady(cr, o, manage)
 
-	upToDate := o.plan.Empty() && len(o.plan.Refused) == 0 && !o.needMarker && !o.needPass && !o.needStart && !o.needReboot
-	if o.locked != "" || o.taskRunning {
-		// Nothing can change while PVE works on the guest.
-		upToDate = true
-	}
+	// Nothing can change while PVE works on the guest.
+	upToDate := o.busy() || (o.converged() && len(o.plan.Refused) == 0)
 	return managed.ExternalObservation{
 		ResourceExists:    true,
 		ResourceUpToDate:  upToDate,
@@ -288,7 +299,7 @@ func (e *external) locate(ctx context.Context, cr *v1alpha1.VirtualMachine, vmid
 	switch {
 	case meta.WasDeleted(cr):
 		e.clock.forget(cr.GetUID())
-	case isReady(cr) && (cr.Status.LastTask == nil || cr.Status.LastTask.Status != taskRunning):
+	case isReady(cr) && !taskUnderway(cr):
 		maxAge = min(max(e.steadyAge, cycle), maxSteadyAgeFactor*e.steadyAge)
 	}
 	rows, err := e.cl.CachedClusterResources(ctx, maxAge)
@@ -357,10 +368,7 @@ func (e *external) lostRace(ctx context.Context, cr *v1alpha1.VirtualMachine, vm
 		return managed.ExternalObservation{ResourceExists: false}, nil
 	}
 	e.record.Event(cr, event.Normal("VMIDTaken", "VMID "+strconv.Itoa(vmid)+" was taken by another guest before ours was created; picking another"))
-	a := cr.GetAnnotations()
-	delete(a, meta.AnnotationKeyExternalName)
-	delete(a, annCreateTask)
-	cr.SetAnnotations(a)
+	forgetExternalName(cr)
 	if err := e.kube.Update(ctx, cr); err != nil {
 		return managed.ExternalObservation{}, errors.Wrap(err, "cannot forget a VMID taken by another guest")
 	}
@@ -375,10 +383,10 @@ const (
 // refreshTask follows the last task we started while it runs; a failure is
 // surfaced as an event with PVE's message (and on Ready, see setReady).
 func (e *external) refreshTask(ctx context.Context, cr *v1alpha1.VirtualMachine, o *observation) error {
-	lt := cr.Status.LastTask
-	if lt == nil || lt.Status != taskRunning {
+	if !taskUnderway(cr) {
 		return nil
 	}
+	lt := cr.Status.LastTask
 	ts, err := e.cl.TaskStatus(ctx, lt.UPID)
 	if err != nil {
 		// A task PVE forgot cannot be running: do not block on it.
@@ -396,9 +404,16 @@ func (e *external) refreshTask(ctx context.Context, cr *v1alpha1.VirtualMachine,
 	return nil
 }
 
+// taskUnderway reports whether the last task we started was still running
+// when last observed.
+func taskUnderway(cr *v1alpha1.VirtualMachine) bool {
+	lt := cr.Status.LastTask
+	return lt != nil && lt.Status == taskRunning
+}
+
 func rebootUnderway(cr *v1alpha1.VirtualMachine) bool {
 	lt := cr.Status.LastTask
-	return lt != nil && lt.Status == taskRunning && (lt.Type == "qmreboot" || lt.Type == "qmshutdown" || lt.Type == "qmstop")
+	return taskUnderway(cr) && (lt.Type == "qmreboot" || lt.Type == "qmshutdown" || lt.Type == "qmstop")
 }
 
 // powerState reads whether the guest runs: from the listing when it knows
@@ -503,13 +518,13 @@ func isPlainPowerState(s string) bool {
 // corrected does not flip it, only a lock, a task, a stopped guest that
 // should run, or a failed task.
 func (e *external) setReady(cr *v1alpha1.VirtualMachine, o *observation, manage bool) {
-	converged := o.plan.Empty() && !o.needMarker && !o.needPass && !o.needStart && !o.needReboot
+	converged := o.converged()
 	// A failed task matters while what it was for is still not done.
 	if lt := cr.Status.LastTask; manage && !converged && lt != nil && lt.Status == taskStopped && taskFailed(lt.ExitStatus) {
 		cr.SetConditions(xpv2.Unavailable().WithMessage("Proxmox VE task " + lt.Type + " failed: " + lt.ExitStatus).WithObservedGeneration(cr.GetGeneration()))
 		return
 	}
-	busy := o.locked != "" || o.taskRunning
+	busy := o.busy()
 	var ready bool
 	switch {
 	case !manage:

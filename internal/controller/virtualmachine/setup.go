@@ -101,9 +101,8 @@ func pollInterval(mg resource.Managed, poll time.Duration) time.Duration {
 	if !ok {
 		return poll
 	}
-	busy := cr.Status.LastTask != nil && cr.Status.LastTask.Status == taskRunning
 	rebootDue := cr.Spec.MayReboot() && len(cr.Status.PendingChanges) > 0
-	if !isReady(cr) || busy || rebootDue {
+	if !isReady(cr) || taskUnderway(cr) || rebootDue {
 		return notReadyPoll
 	}
 	return poll

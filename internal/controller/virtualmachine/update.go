@@ -35,7 +35,7 @@ import (
 // only once the configuration has converged.
 func (e *external) Update(ctx context.Context, cr *v1alpha1.VirtualMachine) (managed.ExternalUpdate, error) {
 	o := e.obs
-	if o == nil || o.ref.Node == "" || o.own == ownInProgress || o.locked != "" || o.taskRunning {
+	if !o.actionable() {
 		return managed.ExternalUpdate{}, nil
 	}
 	changed, err := e.applyConfig(ctx, cr, o)
