@@ -69,7 +69,13 @@ func (t TaskStatus) Finished() bool { return !t.Running }
 // Succeeded reports whether the task stopped without error. PVE's
 // "WARNINGS: n" exit status counts as success.
 func (t TaskStatus) Succeeded() bool {
-	return !t.Running && (t.ExitStatus == "OK" || strings.HasPrefix(t.ExitStatus, "WARNINGS"))
+	return !t.Running && ExitStatusOK(t.ExitStatus)
+}
+
+// ExitStatusOK reports whether a stopped task's exit status means success:
+// "OK", or PVE's "WARNINGS: n".
+func ExitStatusOK(exit string) bool {
+	return exit == "OK" || strings.HasPrefix(exit, "WARNINGS")
 }
 
 // Failed reports whether the task stopped with an error; ExitStatus holds

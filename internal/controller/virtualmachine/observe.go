@@ -545,8 +545,10 @@ func (e *external) setReady(cr *v1alpha1.VirtualMachine, o *observation, manage 
 	}
 }
 
+// taskFailed reports whether a recorded exit status is a failure; "" is a
+// task not seen stopped.
 func taskFailed(exit string) bool {
-	return exit != "" && exit != "OK" && !strings.HasPrefix(exit, "WARNINGS")
+	return exit != "" && !pve.ExitStatusOK(exit)
 }
 
 // connectionDetails publishes how to reach the VM; never a Proxmox
