@@ -30,18 +30,12 @@ import (
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 )
 
-// passwordVersion says which revision of the spec or Secret a cloud-init
-// password came from; the password itself is never recorded.
-type passwordVersion struct {
-	Generation            int64
-	SecretResourceVersion string
-}
-
 // password is a cloud-init password read for this reconcile only. It must
-// never be logged, evented or written to status.
+// never be logged, evented or written to status; its Version (which
+// revision of the spec or Secret it came from) is what status records.
 type password struct {
 	Value   string
-	Version passwordVersion
+	Version v1alpha1.CloudInitPasswordApplied
 }
 
 // desired is everything the spec asks of Proxmox.
@@ -57,9 +51,8 @@ type desired struct {
 	User     string
 	Password *password
 
-	Running            bool
-	AllowReboot        bool
-	DeletionProtection bool
+	Running     bool
+	AllowReboot bool
 }
 
 // desiredFrom reads the spec (and the passwordFrom Secret, straight from the
@@ -67,12 +60,11 @@ type desired struct {
 func desiredFrom(ctx context.Context, secrets client.Reader, cr *v1alpha1.VirtualMachine) (desired, error) {
 	s := &cr.Spec
 	d := desired{
-		Spec:               pve.VMSpec{Name: s.Name, AdditionalConfig: s.AdditionalConfig},
-		Node:               s.NodeName,
-		FullClone:          s.IsFullClone(),
-		Running:            s.AutoStart(),
-		AllowReboot:        s.MayReboot(),
-		DeletionProtection: s.DeletionProtection,
+		Spec:        pve.VMSpec{Name: s.Name, AdditionalConfig: s.AdditionalConfig},
+		Node:        s.NodeName,
+		FullClone:   s.IsFullClone(),
+		Running:     s.AutoStart(),
+		AllowReboot: s.MayReboot(),
 	}
 	if s.IsClone() {
 		d.Source = s.Template.Name
@@ -149,7 +141,7 @@ func cloudInitFrom(ci *v1alpha1.CloudInitConfig) *pve.VMCloudInit {
 // none is set.
 func passwordFrom(ctx context.Context, secrets client.Reader, cr *v1alpha1.VirtualMachine, ci *v1alpha1.CloudInitConfig) (*password, error) {
 	if ci.Password != "" {
-		return &password{Value: ci.Password, Version: passwordVersion{Generation: cr.GetGeneration()}}, nil
+		return &password{Value: ci.Password, Version: v1alpha1.CloudInitPasswordApplied{Generation: cr.GetGeneration()}}, nil
 	}
 	ref := ci.PasswordFrom
 	if ref == nil {
@@ -163,16 +155,7 @@ func passwordFrom(ctx context.Context, secrets client.Reader, cr *v1alpha1.Virtu
 	if !ok {
 		return nil, errors.Errorf("Secret %s/%s has no key %q (cloudInitConfig.passwordFrom)", cr.GetNamespace(), ref.Name, ref.Key)
 	}
-	return &password{Value: string(v), Version: passwordVersion{Generation: cr.GetGeneration(), SecretResourceVersion: sec.GetResourceVersion()}}, nil
-}
-
-// appliedVersion returns the password version recorded in status.
-func appliedVersion(cr *v1alpha1.VirtualMachine) (passwordVersion, bool) {
-	a := cr.Status.CloudInitPasswordApplied
-	if a == nil {
-		return passwordVersion{}, false
-	}
-	return passwordVersion{Generation: a.Generation, SecretResourceVersion: a.SecretResourceVersion}, true
+	return &password{Value: string(v), Version: v1alpha1.CloudInitPasswordApplied{Generation: cr.GetGeneration(), SecretResourceVersion: sec.GetResourceVersion()}}, nil
 }
 
 // passwordNeedsApply reports whether the password must be written again: a
@@ -181,8 +164,8 @@ func passwordNeedsApply(cr *v1alpha1.VirtualMachine, pw *password) bool {
 	if pw == nil {
 		return false
 	}
-	applied, ok := appliedVersion(cr)
-	if !ok {
+	applied := cr.Status.CloudInitPasswordApplied
+	if applied == nil {
 		return true
 	}
 	if pw.Version.SecretResourceVersion != "" {

@@ -70,7 +70,7 @@ func (e *external) applyConfig(ctx context.Context, cr *v1alpha1.VirtualMachine,
 		}
 		if o.needPass {
 			v := o.want.Password.Version
-			cr.Status.CloudInitPasswordApplied = &v1alpha1.CloudInitPasswordApplied{Generation: v.Generation, SecretResourceVersion: v.SecretResourceVersion}
+			cr.Status.CloudInitPasswordApplied = &v
 		}
 		e.reportConfig(cr, o)
 		if o.running {
