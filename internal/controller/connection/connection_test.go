@@ -56,10 +56,10 @@ func TestEndpointForms(t *testing.T) {
 		sim      *pvesim.Server
 		endpoint func(port string) string
 	}{
-		"host:port":                {hs.sim, func(p string) string { return "127.0.0.1:" + p }},
-		"name:port":                {hs.sim, func(p string) string { return "localhost:" + p }},
-		"https://host:port":        {hs.sim, func(p string) string { return "https://127.0.0.1:" + p }},
-		"https://host:port/api2/j": {hs.sim, func(p string) string { return "https://127.0.0.1:" + p + "/api2/json" }},
+		"host:port":                {hs.Sim, func(p string) string { return "127.0.0.1:" + p }},
+		"name:port":                {hs.Sim, func(p string) string { return "localhost:" + p }},
+		"https://host:port":        {hs.Sim, func(p string) string { return "https://127.0.0.1:" + p }},
+		"https://host:port/api2/j": {hs.Sim, func(p string) string { return "https://127.0.0.1:" + p + "/api2/json" }},
 		"[ipv6]:port":              {v6, func(p string) string { return "[::1]:" + p }},
 		"https://[ipv6]:port/api":  {v6, func(p string) string { return "https://[::1]:" + p + "/api2/json" }},
 	}
@@ -106,7 +106,7 @@ func portOf(t *testing.T, rawURL string) string {
 
 func TestInlinePassword(t *testing.T) {
 	hs := requireHarness(t)
-	hs.sim.AddUser("inline@pve", "inline-pw-5e2f")
+	hs.Sim.AddUser("inline@pve", "inline-pw-5e2f")
 	spec := hs.simSpec()
 	spec.Username, spec.Password = "inline@pve", "inline-pw-5e2f"
 	pc := hs.createConnection(t, spec)
@@ -118,7 +118,7 @@ func TestInlinePassword(t *testing.T) {
 	if !meta.FinalizerExists(got, "in-use.crossplane.io") {
 		t.Errorf("finalizers = %v, want the in-use finalizer", got.GetFinalizers())
 	}
-	if _, err := hs.p.Clients.Get(pc.Name); err != nil {
+	if _, err := hs.Provider.Clients.Get(pc.Name); err != nil {
 		t.Errorf("client cache has no client for a Ready connection: %v", err)
 	}
 }
@@ -126,7 +126,7 @@ func TestInlinePassword(t *testing.T) {
 func TestPasswordFromSecret(t *testing.T) {
 	hs := requireHarness(t)
 	ns := hs.namespace(t)
-	hs.sim.AddUser("fromsecret@pve", "secret-pw-91c4")
+	hs.Sim.AddUser("fromsecret@pve", "secret-pw-91c4")
 	s := hs.createSecret(t, ns, "pve-login", map[string]string{"password": "secret-pw-91c4"})
 
 	spec := hs.simSpec()
@@ -144,7 +144,7 @@ func TestPasswordFromSecret(t *testing.T) {
 func TestTokenFromSecret(t *testing.T) {
 	hs := requireHarness(t)
 	ns := hs.namespace(t)
-	hs.sim.AddToken("root@pam!fromsecret", "token-secret-3a7b")
+	hs.Sim.AddToken("root@pam!fromsecret", "token-secret-3a7b")
 	hs.createSecret(t, ns, "pve-token", map[string]string{"token": "token-secret-3a7b"})
 
 	spec := hs.simSpec()
@@ -163,7 +163,7 @@ func TestTokenFromSecret(t *testing.T) {
 func TestMissingSecretThenCreated(t *testing.T) {
 	hs := requireHarness(t)
 	ns := hs.namespace(t)
-	hs.sim.AddToken("root@pam!later", "later-secret-64d0")
+	hs.Sim.AddToken("root@pam!later", "later-secret-64d0")
 
 	spec := hs.simSpec()
 	spec.TokenID = "root@pam!later"
@@ -186,7 +186,7 @@ func TestMissingSecretThenCreated(t *testing.T) {
 func TestMissingKey(t *testing.T) {
 	hs := requireHarness(t)
 	ns := hs.namespace(t)
-	hs.sim.AddToken("root@pam!nokey", "nokey-secret-0f9e")
+	hs.Sim.AddToken("root@pam!nokey", "nokey-secret-0f9e")
 	hs.createSecret(t, ns, "pve-token", map[string]string{"other": "x"})
 
 	spec := hs.simSpec()
@@ -199,7 +199,7 @@ func TestMissingKey(t *testing.T) {
 	if !strings.Contains(msg, `"token"`) || !strings.Contains(msg, ns+"/pve-token") {
 		t.Errorf("message %q does not name key \"token\" of Secret %s/pve-token", msg, ns)
 	}
-	if _, err := hs.p.Clients.Get(pc.Name); !errors.Is(err, pve.ErrNotReady) {
+	if _, err := hs.Provider.Clients.Get(pc.Name); !errors.Is(err, pve.ErrNotReady) {
 		t.Errorf("client cache Get = %v, want ErrNotReady", err)
 	}
 
@@ -215,7 +215,7 @@ func TestRotation(t *testing.T) {
 	hs := requireHarness(t)
 	ns := hs.namespace(t)
 	const tokenID, oldSecret, newSecret = "root@pam!rotate", "rotate-old-2b8c", "rotate-new-d41a"
-	hs.sim.AddToken(tokenID, oldSecret)
+	hs.Sim.AddToken(tokenID, oldSecret)
 	hs.createSecret(t, ns, "pve-token", map[string]string{"token": oldSecret})
 
 	spec := hs.simSpec()
@@ -223,12 +223,12 @@ func TestRotation(t *testing.T) {
 	spec.SecretFrom = &v1alpha1.SecretKeySelector{Namespace: ns, Name: "pve-token", Key: "token"}
 	pc := hs.createConnection(t, spec)
 	hs.waitReady(t, pc.Name, corev1.ConditionTrue, v1alpha1.ReasonAvailable)
-	oldClient, err := hs.p.Clients.Get(pc.Name)
+	oldClient, err := hs.Provider.Clients.Get(pc.Name)
 	if err != nil {
 		t.Fatalf("no client for a Ready connection: %v", err)
 	}
 
-	hs.sim.AddToken(tokenID, newSecret)
+	hs.Sim.AddToken(tokenID, newSecret)
 	rotated := hs.updateSecret(t, ns, "pve-token", map[string]string{"token": newSecret})
 	hs.waitFor(t, pc.Name, "Ready on the rotated Secret", func(pc *v1alpha1.ProxmoxConnection) bool {
 		c := pc.Status.GetCondition(xpv2.TypeReady)
@@ -240,8 +240,8 @@ func TestRotation(t *testing.T) {
 		t.Errorf("old client Verify after rotation = %v, want ErrClientRetired", err)
 	}
 
-	hs.sim.ResetCounters()
-	current, err := hs.p.Clients.Get(pc.Name)
+	hs.Sim.ResetCounters()
+	current, err := hs.Provider.Clients.Get(pc.Name)
 	if err != nil {
 		t.Fatalf("no client after rotation: %v", err)
 	}
@@ -250,7 +250,7 @@ func TestRotation(t *testing.T) {
 	}
 	// Let a periodic re-verification happen as well (poll is 5s).
 	time.Sleep(6 * time.Second)
-	by := hs.sim.Counters().ByCredentialSecret
+	by := hs.Sim.Counters().ByCredentialSecret
 	if n := by[pvesim.CredentialFingerprint(oldSecret)]; n != 0 {
 		t.Errorf("%d requests used the rotated-away secret after the rotation was reconciled", n)
 	}
@@ -261,7 +261,7 @@ func TestRotation(t *testing.T) {
 
 func TestWrongPassword(t *testing.T) {
 	hs := requireHarness(t)
-	hs.sim.AddUser("wrongpw@pve", "right-pw-7c3e")
+	hs.Sim.AddUser("wrongpw@pve", "right-pw-7c3e")
 	spec := hs.simSpec()
 	spec.Username, spec.Password = "wrongpw@pve", "wrong-pw-a9d2"
 	pc := hs.createConnection(t, spec)
@@ -270,16 +270,16 @@ func TestWrongPassword(t *testing.T) {
 	if msg := got.Status.GetCondition(xpv2.TypeReady).Message; strings.Contains(msg, "wrong-pw-a9d2") {
 		t.Errorf("Ready message contains the password: %q", msg)
 	}
-	if _, err := hs.p.Clients.Get(pc.Name); !errors.Is(err, pve.ErrNotReady) {
+	if _, err := hs.Provider.Clients.Get(pc.Name); !errors.Is(err, pve.ErrNotReady) {
 		t.Errorf("client cache Get = %v, want ErrNotReady for a rejected credential", err)
 	}
 }
 
 func TestUnknownCA(t *testing.T) {
 	hs := requireHarness(t)
-	hs.sim.AddToken("root@pam!noca", "noca-secret-51f7")
+	hs.Sim.AddToken("root@pam!noca", "noca-secret-51f7")
 	pc := hs.createConnection(t, v1alpha1.ProxmoxConnectionSpec{
-		Endpoint: hs.sim.URL(), TokenID: "root@pam!noca", Secret: "noca-secret-51f7",
+		Endpoint: hs.Sim.URL(), TokenID: "root@pam!noca", Secret: "noca-secret-51f7",
 	})
 	hs.waitReady(t, pc.Name, corev1.ConditionFalse, v1alpha1.ReasonTLSVerificationFailed)
 }
@@ -304,7 +304,7 @@ func TestDeletionBlockedWhileInUse(t *testing.T) {
 	hs := requireHarness(t)
 	ctx := context.Background()
 	ns := hs.namespace(t)
-	hs.sim.AddToken("root@pam!inuse", "inuse-secret-c6b3")
+	hs.Sim.AddToken("root@pam!inuse", "inuse-secret-c6b3")
 	spec := hs.simSpec()
 	spec.TokenID, spec.Secret = "root@pam!inuse", "inuse-secret-c6b3"
 	pc := hs.createConnection(t, spec)
@@ -321,12 +321,12 @@ func TestDeletionBlockedWhileInUse(t *testing.T) {
 	}
 	u.ProviderConfigReference = xpv2.ProviderConfigReference{Kind: v1alpha1.ProxmoxConnectionKind, Name: pc.Name}
 	u.ResourceReference = xpv2.TypedReference{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: "VirtualMachine", Name: "vm"}
-	if err := hs.kube.Create(ctx, u); err != nil {
+	if err := hs.Kube.Create(ctx, u); err != nil {
 		t.Fatalf("create ProviderConfigUsage: %v", err)
 	}
 	hs.waitFor(t, pc.Name, "counting 1 user", func(pc *v1alpha1.ProxmoxConnection) bool { return pc.Status.Users == 1 })
 
-	if err := hs.kube.Delete(ctx, pc); err != nil {
+	if err := hs.Kube.Delete(ctx, pc); err != nil {
 		t.Fatalf("delete ProxmoxConnection: %v", err)
 	}
 	hs.waitFor(t, pc.Name, "Terminating while in use", func(pc *v1alpha1.ProxmoxConnection) bool {
@@ -336,19 +336,19 @@ func TestDeletionBlockedWhileInUse(t *testing.T) {
 	// Still there a while later, and its client still serves the resources
 	// that are being deleted.
 	time.Sleep(2 * time.Second)
-	if err := hs.kube.Get(ctx, types.NamespacedName{Name: pc.Name}, &v1alpha1.ProxmoxConnection{}); err != nil {
+	if err := hs.Kube.Get(ctx, types.NamespacedName{Name: pc.Name}, &v1alpha1.ProxmoxConnection{}); err != nil {
 		t.Fatalf("connection in use was deleted: %v", err)
 	}
-	if _, err := hs.p.Clients.Get(pc.Name); err != nil {
+	if _, err := hs.Provider.Clients.Get(pc.Name); err != nil {
 		t.Errorf("client of a connection being deleted but in use is gone: %v", err)
 	}
 
-	if err := hs.kube.Delete(ctx, u); err != nil {
+	if err := hs.Kube.Delete(ctx, u); err != nil {
 		t.Fatalf("delete ProviderConfigUsage: %v", err)
 	}
 	deadline := time.Now().Add(wait)
 	for {
-		err := hs.kube.Get(ctx, types.NamespacedName{Name: pc.Name}, &v1alpha1.ProxmoxConnection{})
+		err := hs.Kube.Get(ctx, types.NamespacedName{Name: pc.Name}, &v1alpha1.ProxmoxConnection{})
 		if kerrors.IsNotFound(err) {
 			break
 		}
@@ -357,7 +357,7 @@ func TestDeletionBlockedWhileInUse(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	if _, err := hs.p.Clients.Get(pc.Name); !errors.Is(err, pve.ErrNotReady) {
+	if _, err := hs.Provider.Clients.Get(pc.Name); !errors.Is(err, pve.ErrNotReady) {
 		t.Errorf("client cache Get after deletion = %v, want ErrNotReady", err)
 	}
 }
@@ -368,7 +368,7 @@ func TestDeletionBlockedWhileInUse(t *testing.T) {
 func TestNoSecretInformer(t *testing.T) {
 	hs := requireHarness(t)
 	ns := hs.namespace(t)
-	hs.sim.AddToken("root@pam!noinformer", "noinformer-secret-2d5a")
+	hs.Sim.AddToken("root@pam!noinformer", "noinformer-secret-2d5a")
 	// As kubectl apply leaves it: the whole Secret in an annotation.
 	applied := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "pve-token", Annotations: map[string]string{
@@ -376,7 +376,7 @@ func TestNoSecretInformer(t *testing.T) {
 		}},
 		StringData: map[string]string{"token": "noinformer-secret-2d5a"},
 	}
-	if err := hs.kube.Create(context.Background(), applied); err != nil {
+	if err := hs.Kube.Create(context.Background(), applied); err != nil {
 		t.Fatalf("create Secret: %v", err)
 	}
 	spec := hs.simSpec()
@@ -389,7 +389,7 @@ func TestNoSecretInformer(t *testing.T) {
 	// annotation holding its data.
 	cached := &metav1.PartialObjectMetadata{}
 	cached.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
-	if err := hs.p.GetCache().Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "pve-token"}, cached); err != nil {
+	if err := hs.Provider.GetCache().Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "pve-token"}, cached); err != nil {
 		t.Fatalf("Secret metadata not in the provider's cache: %v", err)
 	}
 	if len(cached.Annotations) != 0 || len(cached.ManagedFields) != 0 {
@@ -411,7 +411,7 @@ func TestNoSecretsInLogs(t *testing.T) {
 	ctx := context.Background()
 	ns := hs.namespace(t)
 	secrets := []string{"logs-old-pw-e7c1", "logs-new-pw-93fa", "logs-bad-pw-0b6d"}
-	hs.sim.AddUser("logs@pve", secrets[0])
+	hs.Sim.AddUser("logs@pve", secrets[0])
 	hs.createSecret(t, ns, "pve-login", map[string]string{"password": secrets[0]})
 	spec := hs.simSpec()
 	spec.Username = "logs@pve"
@@ -420,7 +420,7 @@ func TestNoSecretsInLogs(t *testing.T) {
 	hs.waitReady(t, pc.Name, corev1.ConditionTrue, v1alpha1.ReasonAvailable)
 
 	// Rotation.
-	hs.sim.SetUserPassword("logs@pve", secrets[1])
+	hs.Sim.SetUserPassword("logs@pve", secrets[1])
 	rotated := hs.updateSecret(t, ns, "pve-login", map[string]string{"password": secrets[1]})
 	hs.waitFor(t, pc.Name, "Ready after the rotation", func(got *v1alpha1.ProxmoxConnection) bool {
 		return got.Status.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue &&
@@ -437,12 +437,12 @@ func TestNoSecretsInLogs(t *testing.T) {
 		t.Fatal("the provider logged nothing at debug level; the test would prove nothing")
 	}
 	events := &corev1.EventList{}
-	if err := hs.kube.List(ctx, events); err != nil {
+	if err := hs.Kube.List(ctx, events); err != nil {
 		t.Fatalf("list events: %v", err)
 	}
 	eventsJSON, _ := json.Marshal(events)
 	conns := &v1alpha1.ProxmoxConnectionList{}
-	if err := hs.kube.List(ctx, conns); err != nil {
+	if err := hs.Kube.List(ctx, conns); err != nil {
 		t.Fatalf("list connections: %v", err)
 	}
 	var statuses []v1alpha1.ProxmoxConnectionStatus

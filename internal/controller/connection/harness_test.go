@@ -29,15 +29,12 @@ import (
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/rest"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	"github.com/kubemox/provider-proxmox/internal/provider"
 	"github.com/kubemox/provider-proxmox/internal/provider/providertest"
-	"github.com/kubemox/provider-proxmox/internal/pvesim"
 	"github.com/kubemox/provider-proxmox/internal/testenv"
 )
 
@@ -55,58 +52,19 @@ var (
 // tests, and checks at the very end that no full Secret list or watch ever
 // reached the API server during the whole run.
 func TestMain(m *testing.M) {
-	os.Exit(runMain(m))
-}
-
-func runMain(m *testing.M) int {
-	if os.Getenv(testenv.SkipEnvVar) == "1" {
-		fmt.Fprintln(os.Stderr, "connection: integration tests disabled by", testenv.SkipEnvVar)
-		return m.Run()
+	o := providertest.Options{
+		Provider: provider.Options{PollInterval: 5 * time.Second, EnableManagementPolicies: true},
 	}
-	started, err := testenv.Start()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "testenv:", err)
-		return 1
-	}
-	env = started
-	defer func() { _ = env.Stop() }()
-
-	ctx, cancel := context.WithCancel(context.Background())
-	h, err = startHarness(ctx, env.Config)
-	if err != nil {
-		cancel()
-		fmt.Fprintln(os.Stderr, "harness:", err)
-		return 1
-	}
-	code := m.Run()
-	if bad := h.Requests.FullSecretListsOrWatches(); len(bad) > 0 {
-		fmt.Fprintf(os.Stderr, "FAIL: full Secret lists or watches reached the API server: %v\n", bad)
-		code = 1
-	}
-	cancel()
-	h.stop()
-	return code
+	os.Exit(providertest.Main(m, "connection", &env, o, func(_ context.Context, ph *providertest.Harness) error {
+		h = &harness{Harness: ph}
+		return nil
+	}, nil))
 }
 
 // harness is the provider under test and what the tests drive it with.
 type harness struct {
 	*providertest.Harness
-	kube client.Client
-	p    *provider.Provider
-	sim  *pvesim.Server
 }
-
-func startHarness(ctx context.Context, cfg *rest.Config) (*harness, error) {
-	ph, err := providertest.Start(ctx, cfg, providertest.Options{
-		Provider: provider.Options{PollInterval: 5 * time.Second, EnableManagementPolicies: true},
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &harness{Harness: ph, kube: ph.Kube, p: ph.Provider, sim: ph.Sim}, nil
-}
-
-func (hs *harness) stop() { hs.Stop() }
 
 // requireHarness skips t when integration tests are disabled.
 func requireHarness(t *testing.T) *harness {
@@ -115,21 +73,16 @@ func requireHarness(t *testing.T) *harness {
 	return h
 }
 
-// namespace creates a fresh namespace for t's Secrets. envtest runs no
-// namespace controller, so it is left behind.
+// namespace creates a fresh namespace for t's Secrets.
 func (hs *harness) namespace(t *testing.T) string {
 	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "pxc-"}}
-	if err := hs.kube.Create(context.Background(), ns); err != nil {
-		t.Fatalf("create namespace: %v", err)
-	}
-	return ns.Name
+	return hs.Namespace(t, "pxc-")
 }
 
 func (hs *harness) createSecret(t *testing.T, ns, name string, data map[string]string) *corev1.Secret {
 	t.Helper()
 	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, StringData: data}
-	if err := hs.kube.Create(context.Background(), s); err != nil {
+	if err := hs.Kube.Create(context.Background(), s); err != nil {
 		t.Fatalf("create Secret %s/%s: %v", ns, name, err)
 	}
 	return s
@@ -138,12 +91,12 @@ func (hs *harness) createSecret(t *testing.T, ns, name string, data map[string]s
 func (hs *harness) updateSecret(t *testing.T, ns, name string, data map[string]string) *corev1.Secret {
 	t.Helper()
 	s := &corev1.Secret{}
-	if err := hs.kube.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, s); err != nil {
+	if err := hs.Kube.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, s); err != nil {
 		t.Fatalf("get Secret %s/%s: %v", ns, name, err)
 	}
 	s.Data = nil
 	s.StringData = data
-	if err := hs.kube.Update(context.Background(), s); err != nil {
+	if err := hs.Kube.Update(context.Background(), s); err != nil {
 		t.Fatalf("update Secret %s/%s: %v", ns, name, err)
 	}
 	return s
@@ -159,11 +112,11 @@ func (hs *harness) createConnection(t *testing.T, spec v1alpha1.ProxmoxConnectio
 		name = name[len(name)-60:]
 	}
 	pc := &v1alpha1.ProxmoxConnection{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: spec}
-	if err := hs.kube.Create(context.Background(), pc); err != nil {
+	if err := hs.Kube.Create(context.Background(), pc); err != nil {
 		t.Fatalf("create ProxmoxConnection %s: %v", name, err)
 	}
 	t.Cleanup(func() {
-		if err := hs.kube.Delete(context.Background(), pc); err != nil && !kerrors.IsNotFound(err) {
+		if err := hs.Kube.Delete(context.Background(), pc); err != nil && !kerrors.IsNotFound(err) {
 			t.Errorf("delete ProxmoxConnection %s: %v", name, err)
 		}
 	})
@@ -173,18 +126,15 @@ func (hs *harness) createConnection(t *testing.T, spec v1alpha1.ProxmoxConnectio
 // waitFor polls the connection until cond holds, failing t after wait.
 func (hs *harness) waitFor(t *testing.T, name, what string, cond func(*v1alpha1.ProxmoxConnection) bool) *v1alpha1.ProxmoxConnection {
 	t.Helper()
-	deadline := time.Now().Add(wait)
 	pc := &v1alpha1.ProxmoxConnection{}
-	for {
-		err := hs.kube.Get(context.Background(), types.NamespacedName{Name: name}, pc)
-		if err == nil && cond(pc) {
-			return pc
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("ProxmoxConnection %s: not %s after %s; last error %v, status %+v", name, what, wait, err, pc.Status)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	var err error
+	providertest.Eventually(t, wait, 200*time.Millisecond, func() bool {
+		err = hs.Kube.Get(context.Background(), types.NamespacedName{Name: name}, pc)
+		return err == nil && cond(pc)
+	}, func() string {
+		return fmt.Sprintf("ProxmoxConnection %s: not %s after %s; last error %v, status %+v", name, what, wait, err, pc.Status)
+	})
+	return pc
 }
 
 // waitReady waits for the Ready condition to have status and reason, on the
@@ -199,5 +149,5 @@ func (hs *harness) waitReady(t *testing.T, name string, status corev1.ConditionS
 
 // simSpec is a connection to the shared simulator with its CA trusted.
 func (hs *harness) simSpec() v1alpha1.ProxmoxConnectionSpec {
-	return v1alpha1.ProxmoxConnectionSpec{Endpoint: hs.sim.URL(), CABundle: string(hs.sim.CAPEM())}
+	return v1alpha1.ProxmoxConnectionSpec{Endpoint: hs.Sim.URL(), CABundle: string(hs.Sim.CAPEM())}
 }

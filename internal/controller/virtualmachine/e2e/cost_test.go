@@ -68,21 +68,21 @@ func BenchmarkSteadyStateCost(b *testing.B) {
 		spec.WriteConnectionSecretToReference = &xpv2.LocalSecretReference{Name: name + "-conn"}
 		vm := &v1alpha1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Namespace: nsObj, Name: name}, Spec: spec}
 		meta.SetExternalName(vm, strconv.Itoa(vmid))
-		if err := hs.kube.Create(ctx, vm); err != nil {
+		if err := hs.Kube.Create(ctx, vm); err != nil {
 			b.Fatal(err)
 		}
 		cfg := map[string]string{
 			"name": name, "cores": "2", "sockets": "1", "memory": "2048", "scsi0": "local-lvm:16", "net0": "virtio,bridge=vmbr0",
 			"description": "crossplane: " + nsObj + "/" + name + " uid=" + string(vm.UID),
 		}
-		if err := hs.sim.AddGuest(pvesim.GuestSeed{Kind: "qemu", Node: node, VMID: vmid, Config: cfg, Running: true}); err != nil {
+		if err := hs.Sim.AddGuest(pvesim.GuestSeed{Kind: "qemu", Node: node, VMID: vmid, Config: cfg, Running: true}); err != nil {
 			b.Fatal(err)
 		}
 	}
 	deadline := time.Now().Add(10 * time.Minute)
 	for {
 		l := &v1alpha1.VirtualMachineList{}
-		if err := hs.kube.List(ctx, l, client.InNamespace(nsObj)); err != nil {
+		if err := hs.Kube.List(ctx, l, client.InNamespace(nsObj)); err != nil {
 			b.Fatal(err)
 		}
 		readyCount := 0
@@ -105,9 +105,9 @@ func BenchmarkSteadyStateCost(b *testing.B) {
 	b.ResetTimer()
 	var requests, polls, resources, connection int
 	for i := 0; i < b.N; i++ {
-		hs.sim.ResetCounters()
+		hs.Sim.ResetCounters()
 		time.Sleep(3 * poll)
-		c := hs.sim.Counters()
+		c := hs.Sim.Counters()
 		for ep, k := range c.ByEndpoint {
 			requests += k
 			switch ep {
@@ -127,7 +127,7 @@ func BenchmarkSteadyStateCost(b *testing.B) {
 	perPoll := float64(requests-connection) / float64(polls)
 	b.ReportMetric(perPoll, "requests/VM/poll")
 	b.ReportMetric(1+1/float64(n), "budget")
-	c := hs.sim.Counters()
+	c := hs.Sim.Counters()
 	var eps []string
 	for ep, k := range c.ByEndpoint {
 		eps = append(eps, fmt.Sprintf("%s=%d", ep, k))
@@ -137,11 +137,11 @@ func BenchmarkSteadyStateCost(b *testing.B) {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	secrets := &corev1.SecretList{}
-	if err := hs.kube.List(ctx, secrets, client.InNamespace(nsObj)); err != nil {
+	if err := hs.Kube.List(ctx, secrets, client.InNamespace(nsObj)); err != nil {
 		b.Fatal(err)
 	}
 	fmt.Printf("heap in use after GC (provider, simulator and test in one process): %d MiB; connection-detail Secrets: %d; full Secret lists/watches so far: %d\n",
-		ms.HeapInuse>>20, len(secrets.Items), len(hs.p.Requests.FullSecretListsOrWatches()))
+		ms.HeapInuse>>20, len(secrets.Items), len(hs.Requests.FullSecretListsOrWatches()))
 	fmt.Printf("steady state, %d VMs on one connection: %d VM requests over %d polls = %.4f requests/VM/poll (budget 1+1/N = %.4f); "+
 		"/cluster/resources reads: %d; connection checks (GET /version, not counted): %d; last window: %v\n",
 		n, requests-connection, polls, perPoll, 1+1/float64(n), resources, connection, eps)
@@ -150,7 +150,7 @@ func BenchmarkSteadyStateCost(b *testing.B) {
 func newNamespace(b *testing.B, m *metav1.ObjectMeta) string {
 	b.Helper()
 	ns := &corev1.Namespace{ObjectMeta: *m}
-	if err := h.kube.Create(context.Background(), ns); err != nil {
+	if err := h.Kube.Create(context.Background(), ns); err != nil {
 		b.Fatal(err)
 	}
 	return ns.Name

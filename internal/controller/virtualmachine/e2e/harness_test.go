@@ -32,7 +32,6 @@ import (
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
@@ -78,72 +77,46 @@ var (
 	h   *harness
 )
 
-func TestMain(m *testing.M) { os.Exit(runMain(m)) }
-
-func runMain(m *testing.M) int {
-	if os.Getenv(testenv.SkipEnvVar) == "1" {
-		fmt.Fprintln(os.Stderr, "virtualmachine e2e: integration tests disabled by", testenv.SkipEnvVar)
-		return m.Run()
+func TestMain(m *testing.M) {
+	o := providertest.Options{
+		Provider: provider.Options{PollInterval: poll, MaxReconcileRate: 10, EnableManagementPolicies: true},
+		Sim:      pvesim.Options{Nodes: []string{node, "othernode"}},
 	}
-	started, err := testenv.Start()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "testenv:", err)
-		return 1
-	}
-	env = started
-	defer func() { _ = env.Stop() }()
-	ctx, cancel := context.WithCancel(context.Background())
-	h, err = startHarness(ctx, env.Config)
-	if err != nil {
-		cancel()
-		fmt.Fprintln(os.Stderr, "harness:", err)
-		return 1
-	}
-	code := m.Run()
-	cancel()
-	h.p.Stop()
-	if code == 0 {
-		code = h.checkNoSecretLeaks()
-	}
-	return code
+	os.Exit(providertest.Main(m, "virtualmachine e2e", &env, o, setup, func(_ *providertest.Harness, code int) int {
+		if code == 0 {
+			code = h.checkNoSecretLeaks()
+		}
+		return code
+	}))
 }
 
 // harness is the provider under test, its API server and its simulator.
 type harness struct {
-	kube client.Client
-	sim  *pvesim.Server
-	p    *providertest.Harness
+	*providertest.Harness
 }
 
-func startHarness(ctx context.Context, cfg *rest.Config) (*harness, error) {
-	p, err := providertest.Start(ctx, cfg, providertest.Options{
-		Provider: provider.Options{PollInterval: poll, MaxReconcileRate: 10, EnableManagementPolicies: true},
-		Sim:      pvesim.Options{Nodes: []string{node, "othernode"}},
-	})
-	if err != nil {
-		return nil, err
-	}
-	hs := &harness{kube: p.Kube, sim: p.Sim, p: p}
-	hs.sim.AddToken(tokenID, currentSecret)
-	if err := hs.sim.AddTemplate(node, templateID, templateName); err != nil {
-		return nil, err
+// setup seeds the simulator with the token and the template, and creates
+// the seed's connection.
+func setup(ctx context.Context, p *providertest.Harness) error {
+	hs := &harness{Harness: p}
+	hs.Sim.AddToken(tokenID, currentSecret)
+	if err := hs.Sim.AddTemplate(node, templateID, templateName); err != nil {
+		return err
 	}
 	if err := hs.setupConnection(ctx); err != nil {
-		return nil, err
+		return err
 	}
-	return hs, nil
+	h = hs
+	return nil
 }
 
-// checkNoSecretLeaks fails the run when the provider listed or watched
-// Secrets with their data (the cloud-init passwordFrom reads and the
-// connection-details Secrets included), or logged a secret at debug level.
+// checkNoSecretLeaks fails the run when the provider logged a secret at
+// debug level. (providertest.Main fails it when the provider listed or
+// watched Secrets with their data, the cloud-init passwordFrom reads and the
+// connection-details Secrets included.)
 func (hs *harness) checkNoSecretLeaks() int {
 	code := 0
-	if bad := hs.p.Requests.FullSecretListsOrWatches(); len(bad) > 0 {
-		fmt.Fprintf(os.Stderr, "FAIL: full Secret lists or watches reached the API server: %v\n", bad)
-		code = 1
-	}
-	logs := hs.p.Logs.String()
+	logs := hs.Logs.String()
 	for _, secret := range leakCanaries {
 		if strings.Contains(logs, secret) {
 			fmt.Fprintf(os.Stderr, "FAIL: the provider logged a secret (%d bytes of logs searched)\n", len(logs))
@@ -160,18 +133,18 @@ func (hs *harness) setupConnection(ctx context.Context) error {
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: credNS}},
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: credNS, Name: credName}, StringData: map[string]string{"token": currentSecret}},
 		&v1alpha1.ProxmoxConnection{ObjectMeta: metav1.ObjectMeta{Name: connName}, Spec: v1alpha1.ProxmoxConnectionSpec{
-			Endpoint: hs.sim.URL(), TokenID: tokenID, CABundle: string(hs.sim.CAPEM()),
+			Endpoint: hs.Sim.URL(), TokenID: tokenID, CABundle: string(hs.Sim.CAPEM()),
 			SecretFrom: &v1alpha1.SecretKeySelector{Name: credName, Namespace: credNS, Key: "token"},
 		}},
 	} {
-		if err := hs.kube.Create(ctx, o); err != nil && !kerrors.IsAlreadyExists(err) {
+		if err := hs.Kube.Create(ctx, o); err != nil && !kerrors.IsAlreadyExists(err) {
 			return err
 		}
 	}
 	deadline := time.Now().Add(wait)
 	for time.Now().Before(deadline) {
 		pc := &v1alpha1.ProxmoxConnection{}
-		if err := hs.kube.Get(ctx, types.NamespacedName{Name: connName}, pc); err == nil &&
+		if err := hs.Kube.Get(ctx, types.NamespacedName{Name: connName}, pc); err == nil &&
 			pc.Status.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue {
 			return nil
 		}
@@ -189,11 +162,7 @@ func require(t *testing.T) *harness {
 // namespace makes a namespace for one test's resources.
 func (hs *harness) namespace(t *testing.T) string {
 	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "vm-"}}
-	if err := hs.kube.Create(context.Background(), ns); err != nil {
-		t.Fatalf("create namespace: %v", err)
-	}
-	return ns.Name
+	return hs.Namespace(t, "vm-")
 }
 
 // cloneSpec is a VirtualMachine cloning the simulator's template.
@@ -211,7 +180,7 @@ func cloneSpec(name string) v1alpha1.VirtualMachineSpec {
 
 func (hs *harness) create(t *testing.T, vm *v1alpha1.VirtualMachine) *v1alpha1.VirtualMachine {
 	t.Helper()
-	if err := hs.kube.Create(context.Background(), vm); err != nil {
+	if err := hs.Kube.Create(context.Background(), vm); err != nil {
 		t.Fatalf("create VirtualMachine %s/%s: %v", vm.Namespace, vm.Name, err)
 	}
 	return vm
@@ -220,18 +189,15 @@ func (hs *harness) create(t *testing.T, vm *v1alpha1.VirtualMachine) *v1alpha1.V
 // waitVM polls a VirtualMachine until cond holds.
 func (hs *harness) waitVM(t *testing.T, ns, name, what string, cond func(*v1alpha1.VirtualMachine) bool) *v1alpha1.VirtualMachine {
 	t.Helper()
-	deadline := time.Now().Add(wait)
 	vm := &v1alpha1.VirtualMachine{}
-	for {
-		err := hs.kube.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, vm)
-		if err == nil && cond(vm) {
-			return vm
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("VirtualMachine %s/%s: not %s after %s; last error %v; annotations %v; status %+v", ns, name, what, wait, err, vm.Annotations, vm.Status)
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
+	var err error
+	providertest.Eventually(t, wait, 250*time.Millisecond, func() bool {
+		err = hs.Kube.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, vm)
+		return err == nil && cond(vm)
+	}, func() string {
+		return fmt.Sprintf("VirtualMachine %s/%s: not %s after %s; last error %v; annotations %v; status %+v", ns, name, what, wait, err, vm.Annotations, vm.Status)
+	})
+	return vm
 }
 
 func ready(vm *v1alpha1.VirtualMachine) bool {
@@ -246,17 +212,13 @@ func (hs *harness) waitReady(t *testing.T, ns, name string) *v1alpha1.VirtualMac
 
 func (hs *harness) waitGone(t *testing.T, ns, name string) {
 	t.Helper()
-	deadline := time.Now().Add(wait)
-	for {
-		err := hs.kube.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, &v1alpha1.VirtualMachine{})
-		if kerrors.IsNotFound(err) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("VirtualMachine %s/%s still exists after %s (err %v)", ns, name, wait, err)
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
+	var err error
+	providertest.Eventually(t, wait, 250*time.Millisecond, func() bool {
+		err = hs.Kube.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, &v1alpha1.VirtualMachine{})
+		return kerrors.IsNotFound(err)
+	}, func() string {
+		return fmt.Sprintf("VirtualMachine %s/%s still exists after %s (err %v)", ns, name, wait, err)
+	})
 }
 
 func vmidOf(t *testing.T, vm *v1alpha1.VirtualMachine) int {
@@ -273,7 +235,7 @@ func vmidOf(t *testing.T, vm *v1alpha1.VirtualMachine) int {
 func (hs *harness) guestsOf(vm *v1alpha1.VirtualMachine) []pvesim.GuestView {
 	mark := "crossplane: " + vm.Namespace + "/" + vm.Name + " uid="
 	var out []pvesim.GuestView
-	for _, g := range hs.sim.Guests() {
+	for _, g := range hs.Sim.Guests() {
 		if strings.Contains(g.Config["description"], mark) {
 			out = append(out, g)
 		}
@@ -285,7 +247,7 @@ func (hs *harness) guestsOf(vm *v1alpha1.VirtualMachine) []pvesim.GuestView {
 func (hs *harness) events(t *testing.T, ns, name string) []corev1.Event {
 	t.Helper()
 	l := &corev1.EventList{}
-	if err := hs.kube.List(context.Background(), l, client.InNamespace(ns)); err != nil {
+	if err := hs.Kube.List(context.Background(), l, client.InNamespace(ns)); err != nil {
 		t.Fatalf("list events: %v", err)
 	}
 	var out []corev1.Event
@@ -299,23 +261,24 @@ func (hs *harness) events(t *testing.T, ns, name string) []corev1.Event {
 
 func (hs *harness) waitEvent(t *testing.T, ns, name, reason string) corev1.Event {
 	t.Helper()
-	deadline := time.Now().Add(wait)
-	for {
+	var found corev1.Event
+	providertest.Eventually(t, wait, 250*time.Millisecond, func() bool {
 		for _, e := range hs.events(t, ns, name) {
 			if e.Reason == reason {
-				return e
+				found = e
+				return true
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no %s event for %s/%s after %s", reason, ns, name, wait)
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
+		return false
+	}, func() string {
+		return fmt.Sprintf("no %s event for %s/%s after %s", reason, ns, name, wait)
+	})
+	return found
 }
 
 func (hs *harness) delete(t *testing.T, vm *v1alpha1.VirtualMachine) {
 	t.Helper()
-	if err := hs.kube.Delete(context.Background(), vm); err != nil && !kerrors.IsNotFound(err) {
+	if err := hs.Kube.Delete(context.Background(), vm); err != nil && !kerrors.IsNotFound(err) {
 		t.Fatalf("delete %s/%s: %v", vm.Namespace, vm.Name, err)
 	}
 }

@@ -53,16 +53,16 @@ func TestRotationReobservesEveryVM(t *testing.T) {
 
 	// Let the creation's quick polls settle into the (long) poll interval.
 	time.Sleep(notReadyPollSettle)
-	hs.sim.ResetCounters()
+	hs.Sim.ResetCounters()
 	start := time.Now()
-	hs.sim.AddToken(tokenID, currentSecret+"-rotated") // the old secret stops working in PVE
+	hs.Sim.AddToken(tokenID, currentSecret+"-rotated") // the old secret stops working in PVE
 	sec := &corev1.Secret{}
-	if err := hs.kube.Get(ctx, types.NamespacedName{Namespace: credNS, Name: credName}, sec); err != nil {
+	if err := hs.Kube.Get(ctx, types.NamespacedName{Namespace: credNS, Name: credName}, sec); err != nil {
 		t.Fatal(err)
 	}
 	sec.Data = nil
 	sec.StringData = map[string]string{"token": currentSecret + "-rotated"}
-	if err := hs.kube.Update(ctx, sec); err != nil {
+	if err := hs.Kube.Update(ctx, sec); err != nil {
 		t.Fatal(err)
 	}
 	currentSecret += "-rotated"
@@ -71,13 +71,13 @@ func TestRotationReobservesEveryVM(t *testing.T) {
 		return pc.Status.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue &&
 			len(pc.Status.ObservedSecrets) > 0 && pc.Status.ObservedSecrets[0].ResourceVersion == rv
 	})
-	rotated := hs.sim.Counters().ByCredentialSecret[oldFP]
+	rotated := hs.Sim.Counters().ByCredentialSecret[oldFP]
 
 	// Every VM reads its config with the new secret within a few seconds,
 	// far less than the poll interval.
 	deadline := time.Now().Add(poll / 2)
 	for {
-		c := hs.sim.Counters()
+		c := hs.Sim.Counters()
 		if c.ByEndpoint[pendingEndpoint] >= n && c.ByCredentialSecret[newFP] >= n {
 			t.Logf("%d config reads (%d requests with the new secret) %s after the rotation", c.ByEndpoint[pendingEndpoint], c.ByCredentialSecret[newFP], time.Since(start).Round(time.Millisecond))
 			break
@@ -88,7 +88,7 @@ func TestRotationReobservesEveryVM(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	time.Sleep(2 * time.Second)
-	if after := hs.sim.Counters().ByCredentialSecret[oldFP]; after != rotated {
+	if after := hs.Sim.Counters().ByCredentialSecret[oldFP]; after != rotated {
 		t.Errorf("%d requests used the old secret after the connection picked up the rotation", after-rotated)
 	}
 	for i := 0; i < n; i++ {
@@ -105,7 +105,7 @@ func waitConnection(t *testing.T, cond func(*v1alpha1.ProxmoxConnection) bool) {
 	deadline := time.Now().Add(wait)
 	for {
 		pc := &v1alpha1.ProxmoxConnection{}
-		if err := h.kube.Get(context.Background(), types.NamespacedName{Name: connName}, pc); err == nil && cond(pc) {
+		if err := h.Kube.Get(context.Background(), types.NamespacedName{Name: connName}, pc); err == nil && cond(pc) {
 			return
 		}
 		if time.Now().After(deadline) {

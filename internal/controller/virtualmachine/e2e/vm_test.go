@@ -53,7 +53,7 @@ func TestSeedSample(t *testing.T) {
 	if err := yaml.Unmarshal(raw, &u.Object); err != nil {
 		t.Fatal(err)
 	}
-	if err := hs.kube.Create(context.Background(), u); err != nil {
+	if err := hs.Kube.Create(context.Background(), u); err != nil {
 		t.Fatalf("apply the seed sample: %v", err)
 	}
 	vm := hs.waitReady(t, u.GetNamespace(), u.GetName())
@@ -74,7 +74,7 @@ func TestSeedSample(t *testing.T) {
 	}
 	hs.delete(t, vm)
 	hs.waitGone(t, vm.Namespace, vm.Name)
-	if _, ok := hs.sim.Guest(g.VMID); ok {
+	if _, ok := hs.Sim.Guest(g.VMID); ok {
 		t.Error("guest survived the deletion")
 	}
 }
@@ -87,7 +87,7 @@ func TestCloneWithConnectionDetailsAndDelete(t *testing.T) {
 	vm := hs.create(t, &v1alpha1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"}, Spec: spec})
 	vm = hs.waitReady(t, ns, "web")
 	vmid := vmidOf(t, vm)
-	g, ok := hs.sim.Guest(vmid)
+	g, ok := hs.Sim.Guest(vmid)
 	if !ok || g.Config["cores"] != "2" || g.Config["memory"] != "2048" || !strings.Contains(g.Config["scsi0"], "size=16G") {
 		t.Fatalf("clone not converged: %+v", g)
 	}
@@ -97,7 +97,7 @@ func TestCloneWithConnectionDetailsAndDelete(t *testing.T) {
 	sec := &corev1.Secret{}
 	deadline := time.Now().Add(wait)
 	for {
-		if err := hs.kube.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "web-conn"}, sec); err == nil && len(sec.Data["ipAddress"]) > 0 {
+		if err := hs.Kube.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "web-conn"}, sec); err == nil && len(sec.Data["ipAddress"]) > 0 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -116,7 +116,7 @@ func TestCloneWithConnectionDetailsAndDelete(t *testing.T) {
 	}
 	hs.delete(t, vm)
 	hs.waitGone(t, ns, "web")
-	if _, ok := hs.sim.Guest(vmid); ok {
+	if _, ok := hs.Sim.Guest(vmid); ok {
 		t.Error("guest survived the deletion")
 	}
 	hs.waitEvent(t, ns, "web", "Deleting")
@@ -133,7 +133,7 @@ func keysOf(m map[string][]byte) []string {
 func TestScratchWithCloudInitPasswordFromSecret(t *testing.T) {
 	hs := require(t)
 	ns := hs.namespace(t)
-	if err := hs.kube.Create(context.Background(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ci"},
+	if err := hs.Kube.Create(context.Background(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ci"},
 		StringData: map[string]string{"pw": cloudInitPassword}}); err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestScratchWithCloudInitPasswordFromSecret(t *testing.T) {
 		},
 	}})
 	vm = hs.waitReady(t, ns, vm.Name)
-	g, _ := hs.sim.Guest(vmidOf(t, vm))
+	g, _ := hs.Sim.Guest(vmidOf(t, vm))
 	if g.Config["ciuser"] != "ops" || g.Config["ipconfig0"] != "ip=192.0.2.10/24,gw=192.0.2.1" || g.Config["searchdomain"] != "example.org" {
 		t.Errorf("cloud-init not configured: %v", g.Config)
 	}
@@ -161,7 +161,7 @@ func TestScratchWithCloudInitPasswordFromSecret(t *testing.T) {
 		t.Errorf("password version not recorded: %+v", a)
 	}
 	sec := &corev1.Secret{}
-	if err := hs.kube.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "ci-vm-conn"}, sec); err != nil {
+	if err := hs.Kube.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "ci-vm-conn"}, sec); err != nil {
 		t.Fatal(err)
 	}
 	if string(sec.Data["username"]) != "ops" || string(sec.Data["password"]) != cloudInitPassword {
@@ -178,14 +178,14 @@ func TestDriftCorrected(t *testing.T) {
 	vm := hs.create(t, &v1alpha1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "drift"}, Spec: cloneSpec("drift")})
 	vm = hs.waitReady(t, ns, vm.Name)
 	vmid := vmidOf(t, vm)
-	g, _ := hs.sim.Guest(vmid)
+	g, _ := hs.Sim.Guest(vmid)
 	mac := strings.TrimPrefix(strings.Split(g.Config["net0"], ",")[0], "virtio=")
 	for k, v := range map[string]string{"cores": "1", "net0": "virtio=" + mac + ",bridge=vmbr7,firewall=1"} {
-		if err := hs.sim.SetGuestConfig(vmid, k, v); err != nil {
+		if err := hs.Sim.SetGuestConfig(vmid, k, v); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := hs.sim.SetGuestStatus(vmid, "stopped"); err != nil {
+	if err := hs.Sim.SetGuestStatus(vmid, "stopped"); err != nil {
 		t.Fatal(err)
 	}
 	e := hs.waitEvent(t, ns, vm.Name, "DriftCorrected")
@@ -194,7 +194,7 @@ func TestDriftCorrected(t *testing.T) {
 	}
 	deadline := time.Now().Add(wait)
 	for {
-		g, _ = hs.sim.Guest(vmid)
+		g, _ = hs.Sim.Guest(vmid)
 		net0 := g.Config["net0"]
 		if p, ok := g.Pending["net0"]; ok {
 			net0 = p
@@ -220,7 +220,7 @@ func TestDeletionProtectionKeepsTheVM(t *testing.T) {
 	vmid := vmidOf(t, vm)
 	hs.delete(t, vm)
 	hs.waitGone(t, ns, vm.Name)
-	if g, ok := hs.sim.Guest(vmid); !ok || g.Status != "running" {
+	if g, ok := hs.Sim.Guest(vmid); !ok || g.Status != "running" {
 		t.Errorf("protected VM %d was touched: exists=%v status=%s", vmid, ok, g.Status)
 	}
 }
@@ -231,10 +231,10 @@ func TestImportObserveOnly(t *testing.T) {
 	hs := require(t)
 	ns := hs.namespace(t)
 	cfg := map[string]string{"name": "legacy", "cores": "3", "memory": "1024", "net0": "virtio,bridge=vmbr0", "description": "hand made"}
-	if err := hs.sim.AddGuest(pvesim.GuestSeed{Kind: "qemu", Node: node, VMID: 777, Config: cfg, Running: true}); err != nil {
+	if err := hs.Sim.AddGuest(pvesim.GuestSeed{Kind: "qemu", Node: node, VMID: 777, Config: cfg, Running: true}); err != nil {
 		t.Fatal(err)
 	}
-	before, _ := hs.sim.Guest(777)
+	before, _ := hs.Sim.Guest(777)
 	vm := &v1alpha1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "legacy"}, Spec: v1alpha1.VirtualMachineSpec{
 		ConnectionRef:      &v1alpha1.ConnectionReference{Name: connName},
 		ManagementPolicies: xpv2.ManagementPolicies{xpv2.ManagementActionObserve},
@@ -245,13 +245,13 @@ func TestImportObserveOnly(t *testing.T) {
 		return ready(v) && v.Status.Status.ID == 777 && v.Status.Status.Node == node && v.Status.Status.State == "running"
 	})
 	time.Sleep(6 * time.Second)
-	after, _ := hs.sim.Guest(777)
+	after, _ := hs.Sim.Guest(777)
 	if fmt.Sprint(before.Config) != fmt.Sprint(after.Config) || after.Status != "running" {
 		t.Errorf("imported VM changed:\nbefore %v\nafter  %v", before.Config, after.Config)
 	}
 	hs.delete(t, vm)
 	hs.waitGone(t, ns, vm.Name)
-	if _, ok := hs.sim.Guest(777); !ok {
+	if _, ok := hs.Sim.Guest(777); !ok {
 		t.Error("an Observe-only resource deleted its VM")
 	}
 }
@@ -277,7 +277,7 @@ func TestFiftyParallelClones(t *testing.T) {
 	deadline := time.Now().Add(parallelWait)
 	for {
 		l := &v1alpha1.VirtualMachineList{}
-		if err := hs.kube.List(context.Background(), l, client.InNamespace(ns)); err != nil {
+		if err := hs.Kube.List(context.Background(), l, client.InNamespace(ns)); err != nil {
 			t.Fatal(err)
 		}
 		readyCount := 0
@@ -310,7 +310,7 @@ func TestFiftyParallelClones(t *testing.T) {
 	}
 	vmids := map[int]string{}
 	l := &v1alpha1.VirtualMachineList{}
-	if err := hs.kube.List(context.Background(), l, client.InNamespace(ns)); err != nil {
+	if err := hs.Kube.List(context.Background(), l, client.InNamespace(ns)); err != nil {
 		t.Fatal(err)
 	}
 	for i := range l.Items {
@@ -336,26 +336,26 @@ func TestReconcileModeWatchOnly(t *testing.T) {
 	setMode := func(mode string) {
 		t.Helper()
 		cur := &v1alpha1.VirtualMachine{}
-		if err := hs.kube.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: vm.Name}, cur); err != nil {
+		if err := hs.Kube.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: vm.Name}, cur); err != nil {
 			t.Fatal(err)
 		}
 		meta.AddAnnotations(cur, map[string]string{v1alpha1.AnnotationReconcileMode: mode})
-		if err := hs.kube.Update(context.Background(), cur); err != nil {
+		if err := hs.Kube.Update(context.Background(), cur); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := hs.sim.SetGuestConfig(vmid, "cores", "1"); err != nil {
+	if err := hs.Sim.SetGuestConfig(vmid, "cores", "1"); err != nil {
 		t.Fatal(err)
 	}
 	setMode(v1alpha1.ReconcileModeWatchOnly) // an annotation change reconciles at once
 	time.Sleep(6 * time.Second)
-	if g, _ := hs.sim.Guest(vmid); g.Config["cores"] != "1" {
+	if g, _ := hs.Sim.Guest(vmid); g.Config["cores"] != "1" {
 		t.Fatalf("WatchOnly corrected drift: cores=%s", g.Config["cores"])
 	}
 	setMode(v1alpha1.ReconcileModeReconcile)
 	deadline := time.Now().Add(wait)
 	for {
-		if g, _ := hs.sim.Guest(vmid); g.Config["cores"] == "2" {
+		if g, _ := hs.Sim.Guest(vmid); g.Config["cores"] == "2" {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -371,12 +371,12 @@ func TestReconcileModeWatchOnly(t *testing.T) {
 func TestParallelClonesThroughLocksAndRaces(t *testing.T) {
 	hs := require(t)
 	ns := hs.namespace(t)
-	hs.sim.SetFaults(pvesim.Faults{Rules: []pvesim.FaultRule{
+	hs.Sim.SetFaults(pvesim.Faults{Rules: []pvesim.FaultRule{
 		{Method: "POST", PathPattern: "/nodes/*/qemu/*/clone", ErrorRate: 0.3, Status: 500,
 			Message:         "can't lock file '/var/lock/qemu-server/lock-9000.conf' - got timeout",
 			TaskFailureRate: 0.4, TaskFailureMessage: "unable to create VM: config file already exists"},
 	}})
-	defer hs.sim.SetFaults(pvesim.Faults{})
+	defer hs.Sim.SetFaults(pvesim.Faults{})
 	const n = 15
 	for i := 0; i < n; i++ {
 		name := fmt.Sprintf("lock-%02d", i)
@@ -386,7 +386,7 @@ func TestParallelClonesThroughLocksAndRaces(t *testing.T) {
 	deadline := time.Now().Add(parallelWait)
 	for {
 		l := &v1alpha1.VirtualMachineList{}
-		if err := hs.kube.List(context.Background(), l, client.InNamespace(ns)); err != nil {
+		if err := hs.Kube.List(context.Background(), l, client.InNamespace(ns)); err != nil {
 			t.Fatal(err)
 		}
 		readyCount := 0
@@ -411,7 +411,7 @@ func TestParallelClonesThroughLocksAndRaces(t *testing.T) {
 		t.Errorf("error conditions seen along the way: %v", errorsSeen)
 	}
 	l := &v1alpha1.VirtualMachineList{}
-	if err := hs.kube.List(context.Background(), l, client.InNamespace(ns)); err != nil {
+	if err := hs.Kube.List(context.Background(), l, client.InNamespace(ns)); err != nil {
 		t.Fatal(err)
 	}
 	for i := range l.Items {
