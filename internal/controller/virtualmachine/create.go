@@ -37,11 +37,11 @@ func (e *external) Create(ctx context.Context, cr *v1alpha1.VirtualMachine) (man
 	if err != nil {
 		return managed.ExternalCreation{}, err
 	}
-	if err := e.checkPreviousCreate(ctx, cr); err != nil {
+	if underway, err := e.checkPreviousCreate(ctx, cr); err != nil || underway {
 		return managed.ExternalCreation{}, err
 	}
 	for attempt := 0; attempt < maxCreateAttempts; attempt++ {
-		vmid, err := e.claimVMID(ctx, cr)
+		vmid, fresh, err := e.claimVMID(ctx, cr)
 		if err != nil {
 			return managed.ExternalCreation{}, err
 		}
@@ -50,8 +50,15 @@ func (e *external) Create(ctx context.Context, cr *v1alpha1.VirtualMachine) (man
 		case err == nil:
 			meta.AddAnnotations(cr, map[string]string{annCreateTask: upid})
 			return managed.ExternalCreation{}, nil
+		case pve.IsAlreadyExists(err) && !fresh:
+			// A guest appeared at the VMID this resource already held: it may
+			// be our own earlier request whose answer was lost. Only Observe's
+			// marker rules may give the VMID up.
+			e.record.Event(cr, event.Normal("VMIDInUse", "VM "+strconv.Itoa(vmid)+" exists now; waiting to see whose it is"))
+			return managed.ExternalCreation{}, nil
 		case pve.IsAlreadyExists(err):
-			// PVE refused atomically: nothing of ours exists at vmid.
+			// PVE refused atomically, and we never asked for this VMID
+			// before: nothing of ours exists at vmid.
 			e.record.Event(cr, event.Normal("VMIDTaken", "VMID "+strconv.Itoa(vmid)+" is taken; picking another"))
 			forgetExternalName(cr)
 		case pve.IsLocked(err):
@@ -76,49 +83,51 @@ func forgetCreateTask(cr *v1alpha1.VirtualMachine) {
 }
 
 // checkPreviousCreate looks at the task of the last create attempt, when
-// one is recorded and the guest is absent (Observe said so): it failed. A
-// VMID race is retried with another VMID; anything else is reported with
-// PVE's message and retried after the reconciler's backoff.
-func (e *external) checkPreviousCreate(ctx context.Context, cr *v1alpha1.VirtualMachine) error {
+// one is recorded and Observe found no guest. While it runs, PVE's worker may
+// not have written the new config yet: creating again would race our own
+// task, so the create is reported underway. A task that failed for another
+// reason than a taken VMID is reported with PVE's message. Otherwise (done,
+// unknown, or "already exists") the record is dropped and the create is
+// retried at the same VMID: PVE refuses it atomically if a guest exists
+// there, and Observe's marker rules decide whose that guest is. A failed
+// "already exists" task alone never gives the VMID up: it may be our own
+// second request racing our first one, whose answer was lost.
+func (e *external) checkPreviousCreate(ctx context.Context, cr *v1alpha1.VirtualMachine) (underway bool, err error) {
 	upid := cr.GetAnnotations()[annCreateTask]
 	if upid == "" {
-		return nil
+		return false, nil
 	}
 	ts, err := e.cl.TaskStatus(ctx, upid)
-	if err != nil || ts.Running || ts.Succeeded() {
-		// Running or done yet no guest (or unknown): PVE's VMID list
-		// decides on the next Observe; retrying at the same VMID is safe.
+	switch {
+	case err == nil && ts.Running:
+		return true, nil
+	case err == nil && ts.Failed() && !pve.MessageMeansAlreadyExists(ts.ExitStatus):
 		forgetCreateTask(cr)
-		return nil //nolint:nilerr // an unknown task just drops the record
-	}
-	if pve.MessageMeansAlreadyExists(ts.ExitStatus) {
-		e.record.Event(cr, event.Normal("VMIDTaken", "VMID "+meta.GetExternalName(cr)+" was taken by another guest; picking another"))
-		forgetExternalName(cr)
-		return nil
+		return false, errors.Errorf("Proxmox VE task %s failed: %s", ts.Type, ts.ExitStatus)
 	}
 	forgetCreateTask(cr)
-	return errors.Errorf("Proxmox VE task %s failed: %s", ts.Type, ts.ExitStatus)
+	return false, nil
 }
 
 // claimVMID returns the resource's VMID, picking one and storing it on the
-// resource first when it has none: no PVE call ever uses a VMID that is not
-// already recorded on the resource.
-func (e *external) claimVMID(ctx context.Context, cr *v1alpha1.VirtualMachine) (int, error) {
+// resource first when it has none (fresh): no PVE call ever uses a VMID that
+// is not already recorded on the resource.
+func (e *external) claimVMID(ctx context.Context, cr *v1alpha1.VirtualMachine) (vmid int, fresh bool, err error) {
 	if vmid, ok := vmidOf(meta.GetExternalName(cr)); ok {
 		e.vmids.Hold(e.connection, vmid)
-		return vmid, nil
+		return vmid, false, nil
 	}
-	vmid, err := e.vmids.Next(ctx, e.cl, e.connection)
+	vmid, err = e.vmids.Next(ctx, e.cl, e.connection)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	meta.SetExternalName(cr, strconv.Itoa(vmid))
 	if err := e.kube.Update(ctx, cr); err != nil {
 		forgetExternalName(cr)
 		e.vmids.Release(e.connection, vmid)
-		return 0, errors.Wrap(err, "cannot record the picked VMID on the resource")
+		return 0, false, errors.Wrap(err, "cannot record the picked VMID on the resource")
 	}
-	return vmid, nil
+	return vmid, true, nil
 }
 
 // startCreate clones the template or creates from scratch at vmid.

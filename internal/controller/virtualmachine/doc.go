@@ -58,6 +58,14 @@ limitations under the License.
 // judged by the rules below. No path creates a guest at a VMID that is not
 // stored on the resource first.
 //
+// PVE's clone answers with a UPID before its worker writes the new config,
+// so for a moment our guest is in no listing. Create therefore never sends a
+// second request while the recorded create task runs, and a create refused
+// because a guest now exists at a VMID the resource already held does not
+// give the VMID up: that guest may be ours (an earlier request whose answer
+// was lost). Only Observe's marker rules below drop a VMID, and a failed
+// "already exists" task alone never does.
+//
 // # What Observe decides
 //
 // With the VMID from the external name, the guest is looked up in the
@@ -77,11 +85,11 @@ limitations under the License.
 //     ever written, the import case), the guest is adopted and nothing is
 //     changed while the policies are Observe-only; once they allow updates it
 //     is reported not up to date until Update writes our marker. If we picked
-//     the VMID (create-pending present), we lost a race to someone else (our
-//     clone task then fails with "already exists"; the verdict is confirmed
-//     with status/current, which always carries the lock): the VMID is dropped from
-//     the resource with an explicit update and Observe reports absent, so
-//     Create picks again. A resource that once saw its own marker on that
+//     the VMID (create-pending present) and the guest is unlocked without
+//     our marker, we lost a race to someone else (the verdict is confirmed
+//     with status/current, which always carries the lock): the VMID is dropped
+//     from the resource with an explicit update and Observe reports absent,
+//     so Create picks again. A resource that once saw its own marker on that
 //     VMID (status.vmid equals it) never drops it: a vanished marker is
 //     reported as an error rather than risking a second guest.
 //

@@ -183,6 +183,7 @@ func onlyTemplate(t *testing.T, f *fixture, _ *v1alpha1.VirtualMachine) {
 // what PVE and the resource show.
 func TestCreate(t *testing.T) {
 	cases := map[string]struct {
+		sim   pvesim.Options
 		setup func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine
 		want  verbWant
 	}{
@@ -267,39 +268,62 @@ func TestCreate(t *testing.T) {
 				}
 			}},
 		},
-		"VMID stored but taken by another guest meanwhile: another picked, squatter untouched": {
+		"VMID stored but taken by another guest meanwhile: left to Observe's marker rules, squatter untouched": {
 			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
 				seed(t, f, 500, map[string]string{"name": "squatter"})
 				cr := cloneVM("race")
 				meta.SetExternalName(cr, "500")
 				return pending(t, f, cr)
 			},
-			want: verbWant{events: []string{"VMIDTaken", "Cloning"}, pve: func(t *testing.T, f *fixture, cr *v1alpha1.VirtualMachine) {
-				vmid, ok := vmidOf(meta.GetExternalName(cr))
-				if !ok || vmid == 500 {
-					t.Fatalf("external name = %q, want a new VMID", meta.GetExternalName(cr))
-				}
-				if got := f.storedExternalName(t, cr); got != strconv.Itoa(vmid) {
-					t.Errorf("stored external name = %q, want %d", got, vmid)
+			// The guest may be our own earlier clone whose answer was lost:
+			// only Observe, reading its marker, may give the VMID up (the
+			// Observe table's lost-race cases).
+			want: verbWant{events: []string{"VMIDInUse"}, noEvents: []string{"VMIDTaken", "Cloning"}, pve: func(t *testing.T, f *fixture, cr *v1alpha1.VirtualMachine) {
+				if got := meta.GetExternalName(cr); got != "500" {
+					t.Errorf("external name = %q, want 500 kept until Observe decides", got)
 				}
 				if g := f.guest(t, 500); g.Config["name"] != "squatter" || g.Config["description"] != "" {
 					t.Errorf("the squatter was touched: %v", g.Config)
 				}
+				if n := len(f.sim.Guests()); n != 2 {
+					t.Errorf("guests = %d, want template + squatter", n)
+				}
 			}},
 		},
-		"previous clone task lost the VMID race: another picked": {
+		"previous clone task failed with 'already exists', no guest there now: retried at the same VMID": {
 			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
 				cr := pending(t, f, cloneVM("lost"))
 				failNextCloneTask(t, f, cr, "unable to create VM: config file already exists")
 				return cr
 			},
-			want: verbWant{events: []string{"VMIDTaken", "Cloning"}, pve: func(t *testing.T, f *fixture, cr *v1alpha1.VirtualMachine) {
+			want: verbWant{events: []string{"Cloning"}, noEvents: []string{"VMIDTaken"}, pve: func(t *testing.T, f *fixture, cr *v1alpha1.VirtualMachine) {
 				vmid, _ := vmidOf(meta.GetExternalName(cr))
-				if vmid == firstVMID(cr) {
-					t.Errorf("VMID %d reused after PVE said it exists", vmid)
+				if vmid != firstVMID(cr) {
+					t.Errorf("VMID %d picked, want %d kept: a failed task alone never gives a VMID up", vmid, firstVMID(cr))
 				}
 				if _, ok := f.sim.Guest(vmid); !ok {
-					t.Errorf("no guest at the new VMID %d", vmid)
+					t.Errorf("no guest at VMID %d", vmid)
+				}
+			}},
+		},
+		"previous create task still running: no second request": {
+			sim: pvesim.Options{TaskDurations: map[string]time.Duration{"qmclone": time.Minute}},
+			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
+				cr := pending(t, f, cloneVM("slow"))
+				if _, err := f.external().Create(context.Background(), cr); err != nil {
+					t.Fatalf("first Create: %v", err)
+				}
+				meta.AddAnnotations(cr, map[string]string{annFirstVMID: meta.GetExternalName(cr)})
+				f.sim.ResetCounters()
+				f.log = resetLog(f)
+				return cr
+			},
+			want: verbWant{noEvents: []string{"Cloning", "VMIDTaken", "VMIDInUse"}, pve: func(t *testing.T, f *fixture, cr *v1alpha1.VirtualMachine) {
+				if n := f.sim.Counters().ByEndpoint["POST /nodes/{node}/qemu/{vmid}/clone"]; n != 0 {
+					t.Errorf("%d clone requests sent while the first clone task runs, want 0", n)
+				}
+				if got, _ := vmidOf(meta.GetExternalName(cr)); got != firstVMID(cr) || cr.GetAnnotations()[annCreateTask] == "" {
+					t.Errorf("external name %q, task %q: want VMID %d and the running task kept", meta.GetExternalName(cr), cr.GetAnnotations()[annCreateTask], firstVMID(cr))
 				}
 			}},
 		},
@@ -358,7 +382,7 @@ func TestCreate(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			f := newFixture(t, pvesim.Options{})
+			f := newFixture(t, tc.sim)
 			cr := tc.setup(t, f)
 			_, err := f.external().Create(context.Background(), cr)
 			tc.want.check(t, f, cr, err)
