@@ -3,11 +3,13 @@ package proxmox
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	proxmox "github.com/luthermonson/go-proxmox"
 )
 
 // UPID is PVE's task id: UPID:node:pid:pstart:starttime:type:id:user: (with a
@@ -121,11 +123,42 @@ func (w wireTask) listEntry() TaskStatus {
 	}
 }
 
+// errMalformedUPID marks a task id that cannot be PVE's.
+var errMalformedUPID = errors.New("malformed task id")
+
+// IsTaskUnknown reports whether err says PVE has no such task (it answers
+// 400 with errors.upid "no such task", or "unable to parse worker upid"), or
+// the id cannot be a task's: such a task is not running. A network error or
+// timeout is not an answer about the task and returns false.
+func IsTaskUnknown(err error) bool {
+	if errors.Is(err, errMalformedUPID) {
+		return true
+	}
+	apiErr, ok := proxmox.AsAPIError(err)
+	if !ok || apiErr.StatusCode != http.StatusBadRequest {
+		return false
+	}
+	for _, text := range append([]string{apiErr.Message}, mapValues(apiErr.Errors)...) {
+		if strings.Contains(text, "no such task") || strings.Contains(text, "unable to parse worker upid") {
+			return true
+		}
+	}
+	return false
+}
+
+func mapValues(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for _, v := range m {
+		out = append(out, v)
+	}
+	return out
+}
+
 // TaskStatus reads the state of one task. The node is taken from the UPID.
 func (c *Client) TaskStatus(ctx context.Context, upid string) (TaskStatus, error) {
 	u, err := ParseUPID(upid)
 	if err != nil {
-		return TaskStatus{}, err
+		return TaskStatus{}, errors.Wrap(errMalformedUPID, err.Error())
 	}
 	var raw json.RawMessage
 	p := "/nodes/" + url.PathEscape(u.Node) + "/tasks/" + url.PathEscape(upid) + "/status"

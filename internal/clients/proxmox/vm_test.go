@@ -104,3 +104,22 @@ func TestGuestLifecycle(t *testing.T) {
 		t.Error("guest still in the simulator")
 	}
 }
+
+// A task PVE does not know (or an id that cannot be one) is reported as
+// unknown; a network failure is not an answer about the task.
+func TestIsTaskUnknown(t *testing.T) {
+	sim, c := vmSimClient(t)
+	ctx := context.Background()
+	_, err := c.TaskStatus(ctx, "UPID:pve:00001234:00100000:6700AABB:qmstart:100:root@pam:")
+	if !IsTaskUnknown(err) {
+		t.Errorf("unknown UPID: IsTaskUnknown(%v) = false", err)
+	}
+	if _, err := c.TaskStatus(ctx, "not-a-upid"); !IsTaskUnknown(err) {
+		t.Errorf("malformed UPID: IsTaskUnknown(%v) = false", err)
+	}
+	sim.Close()
+	_, err = c.TaskStatus(ctx, "UPID:pve:00001234:00100000:6700AABB:qmstart:100:root@pam:")
+	if err == nil || IsTaskUnknown(err) {
+		t.Errorf("server gone: err %v, IsTaskUnknown = %v, want an error that is not 'unknown'", err, IsTaskUnknown(err))
+	}
+}

@@ -388,10 +388,14 @@ func (e *external) refreshTask(ctx context.Context, cr *v1alpha1.VirtualMachine,
 	}
 	lt := cr.Status.LastTask
 	ts, err := e.cl.TaskStatus(ctx, lt.UPID)
-	if err != nil {
+	if pve.IsTaskUnknown(err) {
 		// A task PVE forgot cannot be running: do not block on it.
 		lt.Status = taskStopped
-		return nil //nolint:nilerr // an unknown task is a finished one
+		return nil
+	}
+	if err != nil {
+		// No answer about the task: it may still run (a reboot under way).
+		return errors.Wrap(err, "cannot follow the last Proxmox VE task")
 	}
 	if ts.Running {
 		o.taskRunning = true
