@@ -163,6 +163,12 @@ func decide(cr *v1alpha1.VirtualMachine, vmid int, lock, description string) own
 
 // Observe implements managed.TypedExternalClient.
 func (e *external) Observe(ctx context.Context, cr *v1alpha1.VirtualMachine) (managed.ExternalObservation, error) {
+	if meta.WasDeleted(cr) {
+		// Per-resource memory goes with the resource, whichever way it is
+		// deleted (protected, lost, or destroyed).
+		e.clock.forget(cr.GetUID())
+		e.agent.reset(cr.GetUID())
+	}
 	name := meta.GetExternalName(cr)
 	if name == "" {
 		return managed.ExternalObservation{ResourceExists: false}, nil
@@ -294,12 +300,10 @@ func (e *external) notQEMU(ctx context.Context, cr *v1alpha1.VirtualMachine, vmi
 // first, then, for a VMID missing from that lagging listing, direct reads.
 // found with an empty node means "taken in PVE, place unknown yet".
 func (e *external) locate(ctx context.Context, cr *v1alpha1.VirtualMachine, vmid int) (pve.GuestRef, *pve.Resource, bool, error) {
-	cycle := e.clock.since(cr.GetUID(), time.Now())
 	maxAge := busyResourcesAge
-	switch {
-	case meta.WasDeleted(cr):
-		e.clock.forget(cr.GetUID())
-	case isReady(cr) && !taskUnderway(cr):
+	// A deletion reads a fresh listing and keeps no clock (Observe forgot it).
+	if !meta.WasDeleted(cr) && isReady(cr) && !taskUnderway(cr) {
+		cycle := e.clock.since(cr.GetUID(), time.Now())
 		maxAge = min(max(e.steadyAge, cycle), maxSteadyAgeFactor*e.steadyAge)
 	}
 	rows, err := e.cl.CachedClusterResources(ctx, maxAge)
