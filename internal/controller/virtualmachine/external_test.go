@@ -749,3 +749,33 @@ func TestDeletedResourceIsForgotten(t *testing.T) {
 		}
 	}
 }
+
+// Starting a stopped guest reads status/current once per reconcile: Update
+// acts on what Observe read.
+func TestStartReadsStatusOnce(t *testing.T) {
+	f := newFixture(t, pvesim.Options{})
+	cr := cloneVM("once")
+	off := false
+	cr.Spec.EnableAutoStart = &off
+	f.store(t, cr, true)
+	f.converge(t, cr, 60)
+	on := true
+	cr.Spec.EnableAutoStart = &on
+	cr.Generation++
+	f.sim.ResetCounters()
+	e := f.external()
+	obs, err := e.Observe(context.Background(), cr)
+	if err != nil || obs.ResourceUpToDate {
+		t.Fatalf("Observe = %+v, %v; want a start to do", obs, err)
+	}
+	if _, err := e.Update(context.Background(), cr); err != nil {
+		t.Fatal(err)
+	}
+	c := f.sim.Counters().ByEndpoint
+	if n := c["GET /nodes/{node}/qemu/{vmid}/status/current"]; n != 1 {
+		t.Errorf("status/current read %d times in one reconcile, want 1", n)
+	}
+	if n := c["POST /nodes/{node}/qemu/{vmid}/status/start"]; n != 1 {
+		t.Errorf("starts = %d, want 1", n)
+	}
+}

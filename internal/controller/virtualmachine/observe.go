@@ -93,6 +93,22 @@ type observation struct {
 	needStart   bool
 	needReboot  bool
 	pendingKeys []string
+	// current is status/current as read earlier in this reconcile, if it
+	// was: Update acts on it rather than asking PVE again.
+	current *pve.GuestStatus
+}
+
+// guestStatus returns status/current, read at most once per reconcile.
+func (e *external) guestStatus(ctx context.Context, o *observation) (pve.GuestStatus, error) {
+	if o.current != nil {
+		return *o.current, nil
+	}
+	st, err := e.cl.GuestStatus(ctx, o.ref)
+	if err != nil {
+		return st, err
+	}
+	o.current = &st
+	return st, nil
 }
 
 // Disconnect implements managed.TypedExternalClient.
@@ -324,8 +340,11 @@ func (e *external) locate(ctx context.Context, cr *v1alpha1.VirtualMachine, vmid
 func (e *external) confirm(ctx context.Context, cr *v1alpha1.VirtualMachine, vmid int) (pve.GuestRef, *pve.Resource, bool, error) {
 	for _, node := range candidateNodes(cr) {
 		ref := pve.GuestRef{Node: node, VMID: vmid}
-		_, err := e.cl.GuestStatus(ctx, ref)
+		st, err := e.cl.GuestStatus(ctx, ref)
 		if err == nil {
+			if e.obs != nil {
+				e.obs.current = &st // the guest found is the one this reconcile observes
+			}
 			return ref, nil, true, nil
 		}
 		if !pve.IsGuestNotFound(err) {
@@ -431,7 +450,7 @@ func (e *external) powerState(ctx context.Context, o *observation, row *pve.Reso
 	if row != nil && (row.Status == "running" || (row.Status == "stopped" && !wantRunning)) {
 		return row.Status == "running", nil
 	}
-	st, err := e.cl.GuestStatus(ctx, o.ref)
+	st, err := e.guestStatus(ctx, o)
 	if err != nil {
 		return false, err
 	}

@@ -156,7 +156,7 @@ func (e *external) applyPower(ctx context.Context, cr *v1alpha1.VirtualMachine, 
 	if !o.needStart && !o.needReboot {
 		return nil
 	}
-	st, err := e.cl.GuestStatus(ctx, o.ref)
+	st, err := e.guestStatus(ctx, o)
 	if err != nil {
 		return err
 	}
