@@ -246,6 +246,31 @@ func (f *fixture) waitReady(t *testing.T, p *providerProcess, name string) *v1al
 	}
 }
 
+// waitFor polls cond until it holds, failing with the provider's log tail
+// after the test's deadline.
+func waitFor(t *testing.T, p *providerProcess, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(wait)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s after %s\nprovider log tail:\n%s", what, wait, p.tail())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// assertOneVM checks the crash left exactly one VM: the template plus one
+// guest, carrying the marker of ns/name.
+func (f *fixture) assertOneVM(t *testing.T, name string) {
+	t.Helper()
+	if n := f.guestsMarked(name); n != 1 {
+		t.Errorf("%d guests carry the resource's marker, want 1", n)
+	}
+	if got := len(f.sim.Guests()); got != 2 {
+		t.Errorf("guests = %d, want template + 1", got)
+	}
+}
+
 // guestsMarked counts the guests carrying the marker of ns/name.
 func (f *fixture) guestsMarked(name string) int {
 	n := 0
@@ -279,12 +304,7 @@ func TestKilledWhileCloneResponseHeld(t *testing.T) {
 	}
 	p2 := startProvider(t)
 	vm := f.waitReady(t, p2, "held")
-	if n := f.guestsMarked("held"); n != 1 {
-		t.Errorf("%d guests carry the resource's marker, want 1", n)
-	}
-	if got := len(f.sim.Guests()); got != 2 {
-		t.Errorf("guests = %d, want template + 1", got)
-	}
+	f.assertOneVM(t, "held")
 	if vm.Status.Status.State != "running" {
 		t.Errorf("state = %q, want running", vm.Status.Status.State)
 	}
@@ -299,22 +319,11 @@ func TestKilledAfterDroppedCloneResponse(t *testing.T) {
 	if err := f.kube.Create(context.Background(), f.vm("dropped")); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(wait)
-	for len(f.sim.Guests()) < 2 {
-		if time.Now().After(deadline) {
-			t.Fatalf("no clone applied\nprovider log tail:\n%s", p1.tail())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitFor(t, p1, "a clone applied", func() bool { return len(f.sim.Guests()) >= 2 })
 	p1.kill(t)
 	p2 := startProvider(t)
 	f.waitReady(t, p2, "dropped")
-	if n := f.guestsMarked("dropped"); n != 1 {
-		t.Errorf("%d guests carry the resource's marker, want 1", n)
-	}
-	if got := len(f.sim.Guests()); got != 2 {
-		t.Errorf("guests = %d, want template + 1", got)
-	}
+	f.assertOneVM(t, "dropped")
 }
 
 // The provider dies while PVE's clone task runs (the new config exists,
@@ -326,29 +335,18 @@ func TestKilledWhileCloneTaskRuns(t *testing.T) {
 	if err := f.kube.Create(context.Background(), f.vm("slow")); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(wait)
-	for {
-		locked := false
+	waitFor(t, p1, "a clone under way", func() bool {
 		for _, g := range f.sim.Guests() {
-			locked = locked || g.Lock == "clone"
+			if g.Lock == "clone" {
+				return true
+			}
 		}
-		if locked {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no clone under way\nprovider log tail:\n%s", p1.tail())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return false
+	})
 	p1.kill(t)
 	p2 := startProvider(t)
 	f.waitReady(t, p2, "slow")
-	if n := f.guestsMarked("slow"); n != 1 {
-		t.Errorf("%d guests carry the resource's marker, want 1", n)
-	}
-	if got := len(f.sim.Guests()); got != 2 {
-		t.Errorf("guests = %d, want template + 1", got)
-	}
+	f.assertOneVM(t, "slow")
 }
 
 // The provider dies after it stored the picked VMID on the resource but
@@ -365,13 +363,7 @@ func TestKilledBetweenVMIDStoredAndClone(t *testing.T) {
 	if err := f.kube.Create(context.Background(), f.vm("early")); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(wait)
-	for cloneRequests(f.sim) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("the clone request never arrived\nprovider log tail:\n%s", p1.tail())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitFor(t, p1, "the clone request", func() bool { return cloneRequests(f.sim) > 0 })
 	p1.kill(t)
 	// New requests go through; the parked one is answered 500, unapplied,
 	// when the simulator closes.
@@ -394,12 +386,7 @@ func TestKilledBetweenVMIDStoredAndClone(t *testing.T) {
 
 	p2 := startProvider(t)
 	vm := f.waitReady(t, p2, "early")
-	if n := f.guestsMarked("early"); n != 1 {
-		t.Errorf("%d guests carry the resource's marker, want 1", n)
-	}
-	if got := len(f.sim.Guests()); got != 2 {
-		t.Errorf("guests = %d, want template + 1", got)
-	}
+	f.assertOneVM(t, "early")
 	if got := vm.GetAnnotations()["crossplane.io/external-name"]; got != vmid {
 		t.Errorf("external name = %s, want the VMID stored before the kill (%s)", got, vmid)
 	}
