@@ -43,9 +43,10 @@ lint: vet
 test: $(if $(filter 1,$(SKIP_INTEGRATION)),,tools)
 	KUBEBUILDER_ASSETS=$(TOOLS_BIN) $(GO) test -count=1 -p 1 ./...
 
-# Builds the control-plane binaries once per version (minutes cold, instant when cached).
+# Builds the control-plane binaries and the Crossplane tools (core, CLI, crane,
+# function-patch-and-transform) once per version: minutes cold, instant when cached.
 tools:
-	cluster/local/build-tools.sh
+	cluster/local/build-tools.sh envtest crossplane
 
 # A local etcd + kube-apiserver + kube-controller-manager (garbage collector, namespaces);
 # the last line printed is the kubeconfig path.

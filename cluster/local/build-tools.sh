@@ -1,26 +1,51 @@
 #!/usr/bin/env bash
-# Builds the real control-plane binaries used by envtest (KUBEBUILDER_ASSETS) and by
-# controlplane.sh: kube-apiserver, kubectl, kube-controller-manager and etcd, from the Go
-# module proxy only (no release tarballs, no Docker).
+# Builds the tools the tests, the demo and the package need, from the Go module proxy only
+# (no release tarballs, no Docker):
+#   envtest     kube-apiserver, kubectl, kube-controller-manager, etcd (envtest, controlplane.sh)
+#   crossplane  Crossplane core, the Crossplane CLI, crane (a local OCI registry) and
+#               function-patch-and-transform (the example Compositions' function), plus
+#               Crossplane's own CRDs in crossplane-crds/ beside bin/
+#   lint        golangci-lint
 #
 # The binaries live outside the checkout so that a fresh clone on the same machine (CI)
 # reuses them; each carries a version stamp, so a rebuild happens only when a version here
-# changes. A cold build takes several minutes and a multi-GB build cache, which is thrown
-# away afterwards.
+# changes. Everything missing is built in one run sharing one Go build cache (the tools share
+# most of their dependencies), thrown away afterwards because it grows to several GB. Each
+# step says how long it took.
 #
-#   cluster/local/build-tools.sh        # prints the bin dir as its last line
+#   cluster/local/build-tools.sh [envtest|crossplane|lint|all]...   # default envtest;
+#                                                                   # prints the bin dir last
 #
 # Environment: PROVIDER_PROXMOX_CACHE (default ${XDG_CACHE_HOME:-$HOME/.cache}/provider-proxmox),
-# K8S_VERSION, ETCD_VERSION.
+# K8S_VERSION, ETCD_VERSION, XP_CORE_VERSION, XP_CLI_VERSION, GCR_VERSION, FN_PAT_VERSION,
+# GOLANGCI_LINT_VERSION.
 set -euo pipefail
 
 K8S_VERSION=${K8S_VERSION:-1.35.4}
 ETCD_VERSION=${ETCD_VERSION:-3.6.16}
+# Core v2.4.2 needs crossplane-runtime v2.4.2, which the module proxy does not serve.
+XP_CORE_VERSION=${XP_CORE_VERSION:-2.4.0}
+# The CLI lives in github.com/crossplane/cli/v2 since Crossplane v2.3.
+XP_CLI_VERSION=${XP_CLI_VERSION:-2.5.0}
+# go-containerregistry: crane here, and the library cluster/images/provider-proxmox uses.
+GCR_VERSION=${GCR_VERSION:-0.22.1}
+# v0.10.8 is the newest tag, but the module proxy serves v0.10.7 at most.
+FN_PAT_VERSION=${FN_PAT_VERSION:-0.10.7}
+GOLANGCI_LINT_VERSION=${GOLANGCI_LINT_VERSION:-2.15.0}
 CACHE_DIR=${PROVIDER_PROXMOX_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/provider-proxmox}
 BIN=$CACHE_DIR/bin
 K8S_BINARIES=(kube-apiserver kubectl kube-controller-manager)
 
 log() { echo "[build-tools] $*" >&2; }
+
+# timed DESCRIPTION CMD...: runs CMD and says how long it took.
+timed() {
+	local what=$1 start=$SECONDS
+	shift
+	log "building $what"
+	"$@"
+	log "built $what in $((SECONDS - start))s"
+}
 
 stamp_ok() { [ -x "$BIN/$1" ] && [ "$(cat "$BIN/.$1.version" 2>/dev/null)" = "$2" ]; }
 
@@ -37,14 +62,14 @@ install_binary() { # NAME VERSION
 }
 
 go_env() {
-	# A throwaway build cache: the k8s build fills several GB we never reuse.
+	# One throwaway build cache for every tool of this run (see the header).
 	export CGO_ENABLED=0 GOTOOLCHAIN=local GOWORK=off GOFLAGS="-mod=mod -buildvcs=false"
 	export GOCACHE=$WORK/gocache
 }
 
-new_module() { # DIR MODULE-PATH; go.mod body on stdin
+new_module() { # DIR MODULE-PATH [GO-VERSION]; go.mod body on stdin
 	mkdir -p "$1"
-	{ printf 'module %s\n\ngo 1.25.0\n\n' "$2"; cat; } >"$1/go.mod"
+	{ printf 'module %s\n\ngo %s\n\n' "$2" "${3:-1.25.0}"; cat; } >"$1/go.mod"
 }
 
 # k8s.io/kubernetes requires its staging modules as v0.0.0 with replace => ./staging/...;
@@ -79,8 +104,8 @@ $replaces
 )
 EOF
 	for b in "${K8S_BINARIES[@]}"; do pkgs+=("k8s.io/kubernetes/cmd/$b"); done
-	log "building kubernetes v$K8S_VERSION: ${K8S_BINARIES[*]}"
-	(cd "$WORK/k8s" && go build -trimpath -ldflags "$(k8s_ldflags)" -o "$WORK/out/" "${pkgs[@]}")
+	(cd "$WORK/k8s" && timed "kubernetes v$K8S_VERSION: ${K8S_BINARIES[*]}" \
+		go build -trimpath -ldflags "$(k8s_ldflags)" -o "$WORK/out/" "${pkgs[@]}")
 	for b in "${K8S_BINARIES[@]}"; do install_binary "$b" "$K8S_VERSION"; done
 }
 
@@ -97,25 +122,119 @@ require (
 	go.etcd.io/etcd/pkg/v3 $v
 )
 EOF
-	log "building etcd $v"
-	(cd "$WORK/etcd" && go build -trimpath -ldflags "-s -w" -o "$WORK/out/etcd" go.etcd.io/etcd/server/v3)
+	(cd "$WORK/etcd" && timed "etcd $v" go build -trimpath -ldflags "-s -w" -o "$WORK/out/etcd" go.etcd.io/etcd/server/v3)
 	install_binary etcd "$ETCD_VERSION"
 }
 
+# The runtime's version variable, so `crossplane --version` and core's logs say what they are.
+xp_ldflags() { echo "-s -w -X github.com/crossplane/crossplane-runtime/v2/pkg/version.version=v$1"; }
+
+xp_crds_ok() { [ "$(cat "$CACHE_DIR/crossplane-crds/.version" 2>/dev/null)" = "$XP_CORE_VERSION" ]; }
+
+build_crossplane_core() {
+	stamp_ok crossplane-core "$XP_CORE_VERSION" && xp_crds_ok && return 0
+	local v=v$XP_CORE_VERSION dir
+	# crossplane/v2 replaces its apis module with ./apis; pin that module to the same tag.
+	new_module "$WORK/xpcore" local/xpcore-tools 1.26.0 <<EOF
+require (
+	github.com/crossplane/crossplane/v2 $v
+	github.com/crossplane/crossplane/apis/v2 $v
+	github.com/crossplane/crossplane-runtime/v2 $v
+)
+EOF
+	(cd "$WORK/xpcore" && timed "crossplane core $v" go build -trimpath -ldflags "$(xp_ldflags "$XP_CORE_VERSION")" \
+		-o "$WORK/out/crossplane-core" github.com/crossplane/crossplane/v2/cmd/crossplane)
+	install_binary crossplane-core "$XP_CORE_VERSION"
+	# Crossplane's own CRDs: `crossplane core init` installs them, and `crossplane resource
+	# validate` checks Compositions and XRDs against them offline.
+	dir=$(cd "$WORK/xpcore" && go list -m -f '{{.Dir}}' github.com/crossplane/crossplane/v2)
+	rm -rf "$CACHE_DIR/crossplane-crds"
+	cp -r "$dir/cluster/crds" "$CACHE_DIR/crossplane-crds"
+	chmod -R u+w "$CACHE_DIR/crossplane-crds"
+	echo "$XP_CORE_VERSION" >"$CACHE_DIR/crossplane-crds/.version"
+}
+
+build_crossplane_cli() {
+	stamp_ok crossplane "$XP_CLI_VERSION" && return 0
+	local v=v$XP_CLI_VERSION
+	new_module "$WORK/xpcli" local/xpcli-tools 1.26.0 <<EOF
+require github.com/crossplane/cli/v2 $v
+EOF
+	(cd "$WORK/xpcli" && timed "crossplane CLI $v" go build -trimpath -ldflags "$(xp_ldflags "$XP_CLI_VERSION")" \
+		-o "$WORK/out/crossplane" github.com/crossplane/cli/v2/cmd/crossplane)
+	install_binary crossplane "$XP_CLI_VERSION"
+}
+
+build_crane() {
+	stamp_ok crane "$GCR_VERSION" && return 0
+	new_module "$WORK/crane" local/crane-tools <<EOF
+require github.com/google/go-containerregistry v$GCR_VERSION
+EOF
+	(cd "$WORK/crane" && timed "crane v$GCR_VERSION" go build -trimpath -ldflags "-s -w" \
+		-o "$WORK/out/crane" github.com/google/go-containerregistry/cmd/crane)
+	install_binary crane "$GCR_VERSION"
+}
+
+build_function_patch_and_transform() {
+	stamp_ok function-patch-and-transform "$FN_PAT_VERSION" && return 0
+	new_module "$WORK/fnpat" local/fnpat-tools 1.26.0 <<EOF
+require github.com/crossplane-contrib/function-patch-and-transform v$FN_PAT_VERSION
+EOF
+	(cd "$WORK/fnpat" && timed "function-patch-and-transform v$FN_PAT_VERSION" go build -trimpath -ldflags "-s -w" \
+		-o "$WORK/out/function-patch-and-transform" github.com/crossplane-contrib/function-patch-and-transform)
+	install_binary function-patch-and-transform "$FN_PAT_VERSION"
+}
+
+build_golangci_lint() {
+	stamp_ok golangci-lint "$GOLANGCI_LINT_VERSION" && return 0
+	local v=v$GOLANGCI_LINT_VERSION
+	new_module "$WORK/lint" local/lint-tools 1.26.0 <<EOF
+require github.com/golangci/golangci-lint/v2 $v
+EOF
+	(cd "$WORK/lint" && timed "golangci-lint $v" go build -trimpath \
+		-ldflags "-s -w -X main.version=$GOLANGCI_LINT_VERSION -X main.commit=$v -X main.date=1970-01-01T00:00:00Z" \
+		-o "$WORK/out/golangci-lint" github.com/golangci/golangci-lint/v2/cmd/golangci-lint)
+	install_binary golangci-lint "$GOLANGCI_LINT_VERSION"
+}
+
+envtest_ok() { k8s_ok && stamp_ok etcd "$ETCD_VERSION"; }
+crossplane_ok() {
+	stamp_ok crossplane-core "$XP_CORE_VERSION" && xp_crds_ok && stamp_ok crossplane "$XP_CLI_VERSION" &&
+		stamp_ok crane "$GCR_VERSION" && stamp_ok function-patch-and-transform "$FN_PAT_VERSION"
+}
+lint_ok() { stamp_ok golangci-lint "$GOLANGCI_LINT_VERSION"; }
+
+build_set() { # SET
+	case $1 in
+	envtest) build_k8s; build_etcd ;;
+	crossplane) build_crossplane_core; build_crossplane_cli; build_crane; build_function_patch_and_transform ;;
+	lint) build_golangci_lint ;;
+	esac
+}
+
 main() {
+	local sets=("$@") set missing=()
+	[ ${#sets[@]} -gt 0 ] || sets=(envtest)
+	[ "${sets[*]}" != all ] || sets=(envtest crossplane lint)
+	for set in "${sets[@]}"; do
+		case $set in
+		envtest | crossplane | lint) "${set}_ok" || missing+=("$set") ;;
+		*) log "unknown tool set $set (envtest, crossplane, lint, all)"; return 2 ;;
+		esac
+	done
 	mkdir -p "$BIN"
-	# Two concurrent callers (a developer's make test and CI) must not build twice into one dir.
-	exec 9>"$CACHE_DIR/.build.lock"
-	flock 9
-	if ! k8s_ok || ! stamp_ok etcd "$ETCD_VERSION"; then
+	if [ ${#missing[@]} -gt 0 ]; then
+		# Two concurrent callers (a developer's make test and CI) must not build twice into one
+		# dir; the second finds the stamps the first wrote and skips each tool.
+		exec 9>"$CACHE_DIR/.build.lock"
+		flock 9
 		WORK=$(mktemp -d "${TMPDIR:-/tmp}/provider-proxmox-tools.XXXXXX")
 		trap 'chmod -R u+w "$WORK" 2>/dev/null; rm -rf "$WORK"' EXIT
 		mkdir -p "$WORK/out"
 		go_env
 		local start=$SECONDS
-		build_k8s
-		build_etcd
-		log "built in $((SECONDS - start))s"
+		for set in "${missing[@]}"; do build_set "$set"; done
+		log "tool sets ${missing[*]} ready in $((SECONDS - start))s"
 	fi
 	echo "$BIN"
 }
