@@ -23,22 +23,23 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 
+	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 	"github.com/kubemox/provider-proxmox/internal/controller/connection"
+	"github.com/kubemox/provider-proxmox/internal/controller/gated"
 	"github.com/kubemox/provider-proxmox/internal/controller/virtualmachine"
 )
 
-// Setup adds every controller to mgr. They share clients: the
+// SetupGated registers every controller with setups: each is added to mgr
+// once the kinds it watches are served, so the provider starts, and stays up,
+// with none of its CRDs installed yet. The controllers share clients: the
 // ProxmoxConnection controller fills it, managed-resource controllers take
 // their Proxmox VE client from it.
-func Setup(mgr ctrl.Manager, o controller.Options, clients *pve.Cache) error {
-	for _, setup := range []func(ctrl.Manager, controller.Options, *pve.Cache) error{
-		connection.Setup,
-		virtualmachine.Setup,
-	} {
-		if err := setup(mgr, o, clients); err != nil {
-			return err
-		}
-	}
-	return nil
+func SetupGated(mgr ctrl.Manager, o controller.Options, clients *pve.Cache, setups *gated.Setups) {
+	// The connection controller counts ProviderConfigUsages as well as
+	// watching connections.
+	setups.Register(v1alpha1.ProxmoxConnectionKind, func() error { return connection.Setup(mgr, o, clients) },
+		v1alpha1.ProxmoxConnectionGroupVersionKind, v1alpha1.ProviderConfigUsageGroupVersionKind)
+	setups.Register(v1alpha1.VirtualMachineKind, func() error { return virtualmachine.Setup(mgr, o, clients) },
+		v1alpha1.VirtualMachineGroupVersionKind)
 }

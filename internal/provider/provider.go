@@ -25,7 +25,9 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
@@ -40,8 +42,10 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/feature"
+	xpgate "github.com/crossplane/crossplane-runtime/v2/pkg/gate"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/customresourcesgate"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/statemetrics"
 
@@ -49,6 +53,7 @@ import (
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 	pxcontroller "github.com/kubemox/provider-proxmox/internal/controller"
 	"github.com/kubemox/provider-proxmox/internal/controller/connection"
+	"github.com/kubemox/provider-proxmox/internal/controller/gated"
 )
 
 // LeaderElectionID names the Lease replicas of the provider compete for.
@@ -57,7 +62,7 @@ const LeaderElectionID = "crossplane-leader-election-provider-proxmox"
 const (
 	errScheme   = "cannot build the scheme"
 	errManager  = "cannot create the controller manager"
-	errSetup    = "cannot set up controllers"
+	errGate     = "cannot set up the CRD gate"
 	errHealthz  = "cannot add the health check"
 	errReadyz   = "cannot add the readiness check"
 	errRegister = "cannot register managed resource metrics"
@@ -113,6 +118,9 @@ func (o *Options) defaults() {
 type Provider struct {
 	manager.Manager
 	Clients *pve.Cache
+	// Controllers tells which controllers wait for their CRDs and which
+	// failed to start.
+	Controllers *gated.Setups
 }
 
 // New builds the provider's manager against the API server cfg points at.
@@ -125,6 +133,9 @@ func New(cfg *rest.Config, o Options) (*Provider, error) {
 		return nil, errors.Wrap(err, errScheme)
 	}
 	if err := apis.AddToScheme(s); err != nil {
+		return nil, errors.Wrap(err, errScheme)
+	}
+	if err := apiextensionsv1.AddToScheme(s); err != nil {
 		return nil, errors.Wrap(err, errScheme)
 	}
 
@@ -143,11 +154,18 @@ func New(cfg *rest.Config, o Options) (*Provider, error) {
 	if err != nil {
 		return nil, err
 	}
-	clients := pve.NewCache()
-	if err := pxcontroller.Setup(mgr, co, clients); err != nil {
-		return nil, errors.Wrap(err, errSetup)
+	gate := &xpgate.Gate[schema.GroupVersionKind]{}
+	co.Gate = gate
+	if err := customresourcesgate.Setup(mgr, co); err != nil {
+		return nil, errors.Wrap(err, errGate)
 	}
-	return &Provider{Manager: mgr, Clients: clients}, nil
+	setups := gated.New(gate, co.Logger)
+	if err := mgr.AddReadyzCheck("controllers", setups.Check); err != nil {
+		return nil, errors.Wrap(err, errReadyz)
+	}
+	clients := pve.NewCache()
+	pxcontroller.SetupGated(mgr, co, clients, setups)
+	return &Provider{Manager: mgr, Clients: clients, Controllers: setups}, nil
 }
 
 // managerOptions keeps Secret data out of every cache. The manager's client
@@ -155,6 +173,10 @@ func New(cfg *rest.Config, o Options) (*Provider, error) {
 // cluster-wide informer holding every Secret's data), and the only Secret
 // informer is the ProxmoxConnection controller's metadata-only watch, whose
 // transform also drops annotations and managed fields.
+//
+// The CRD gate watches every CRD in the cluster; its cache keeps them without
+// their OpenAPI schemas (by far their largest part), so hundreds of unrelated
+// CRDs cost little memory.
 func managerOptions(s *runtime.Scheme, o Options) manager.Options {
 	return manager.Options{
 		Scheme: s,
@@ -163,6 +185,7 @@ func managerOptions(s *runtime.Scheme, o Options) manager.Options {
 			SyncPeriod: &o.SyncPeriod,
 			ByObject: map[client.Object]cache.ByObject{
 				&corev1.Secret{}: {Transform: connection.SecretMetadataTransform},
+				&apiextensionsv1.CustomResourceDefinition{}: {Transform: customresourcesgate.TransformStripCRDSchema},
 			},
 		},
 		Client: client.Options{

@@ -49,6 +49,7 @@ import (
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
+	"github.com/kubemox/provider-proxmox/internal/controller/gated"
 )
 
 const (
@@ -76,9 +77,7 @@ func ControllerName() string {
 func Setup(mgr ctrl.Manager, o controller.Options, clients *pve.Cache) error {
 	name := ControllerName()
 
-	// Setup runs once before the manager starts; no reconcile context exists
-	// yet.
-	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha1.ProxmoxConnection{}, IndexSecretRefs, secretRefKeys); err != nil {
+	if err := gated.IndexField(mgr, &v1alpha1.ProxmoxConnection{}, IndexSecretRefs, secretRefKeys); err != nil {
 		return errors.Wrap(err, errIndexSecretRefs)
 	}
 

@@ -48,6 +48,7 @@ import (
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
+	"github.com/kubemox/provider-proxmox/internal/controller/gated"
 )
 
 // IndexConnection indexes managed resources by the name of the
@@ -89,9 +90,7 @@ func Watch(mgr ctrl.Manager, b *builder.Builder, list client.ObjectList, clients
 	if err != nil {
 		return errors.Wrap(err, errListType)
 	}
-	// Setup runs once before the manager starts; no reconcile context exists
-	// yet.
-	if err := mgr.GetFieldIndexer().IndexField(context.Background(), obj, IndexConnection, indexValue); err != nil {
+	if err := gated.IndexField(mgr, obj, IndexConnection, indexValue); err != nil {
 		return errors.Wrap(err, errIndex)
 	}
 	b.WatchesRawSource(source.Channel(clients.Subscribe(), handler.EnqueueRequestsFromMapFunc(Enqueuer(mgr.GetClient(), list))))

@@ -33,6 +33,7 @@ import (
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 	"github.com/kubemox/provider-proxmox/internal/controller/dependents"
+	"github.com/kubemox/provider-proxmox/internal/controller/mrstate"
 )
 
 // ControllerName is the name of the VirtualMachine controller.
@@ -89,6 +90,9 @@ func Setup(mgr ctrl.Manager, o controller.Options, clients *pve.Cache) error {
 		For(&v1alpha1.VirtualMachine{}, builder.WithPredicates(resource.DesiredStateChanged()))
 	if err := dependents.Watch(mgr, b, &v1alpha1.VirtualMachineList{}, clients); err != nil {
 		return errors.Wrap(err, "cannot watch ProxmoxConnection client changes")
+	}
+	if err := mrstate.Setup(mgr, o, &v1alpha1.VirtualMachineList{}); err != nil {
+		return err
 	}
 	return b.Complete(ratelimiter.NewReconciler(name, errors.WithSilentRequeueOnConflict(r), o.GlobalRateLimiter))
 }

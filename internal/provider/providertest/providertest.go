@@ -37,6 +37,7 @@ import (
 	"sync"
 	"time"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -123,6 +124,10 @@ func Start(ctx context.Context, cfg *rest.Config, o Options) (*Harness, error) {
 	if !p.GetCache().WaitForCacheSync(syncCtx) {
 		return nil, errors.New("the provider's caches did not sync")
 	}
+	// Controllers start once the CRD gate has seen their kinds served.
+	if err := p.Controllers.Wait(syncCtx); err != nil {
+		return nil, errors.Wrap(err, "the provider's controllers did not start")
+	}
 	return h, nil
 }
 
@@ -133,13 +138,17 @@ func (h *Harness) Stop() {
 	h.Sim.Close()
 }
 
-// NewClient returns an uncached client knowing this provider's types.
+// NewClient returns an uncached client knowing this provider's types and
+// CRDs.
 func NewClient(cfg *rest.Config) (client.Client, error) {
 	s := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(s); err != nil {
 		return nil, err
 	}
 	if err := apis.AddToScheme(s); err != nil {
+		return nil, err
+	}
+	if err := apiextensionsv1.AddToScheme(s); err != nil {
 		return nil, err
 	}
 	c, err := client.New(cfg, client.Options{Scheme: s})

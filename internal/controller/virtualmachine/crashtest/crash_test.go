@@ -21,16 +21,12 @@ limitations under the License.
 package crashtest
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -39,15 +35,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/kubemox/provider-proxmox/apis"
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
+	"github.com/kubemox/provider-proxmox/internal/provider/providertest"
 	"github.com/kubemox/provider-proxmox/internal/pvesim"
 	"github.com/kubemox/provider-proxmox/internal/testenv"
 )
@@ -79,11 +73,9 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
-	binary = filepath.Join(dir, "provider")
-	build := exec.Command("go", "build", "-o", binary, "github.com/kubemox/provider-proxmox/cmd/provider")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build the provider:", err)
+	binary, err = providertest.BuildProvider(dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	started, err := testenv.Start()
@@ -94,83 +86,16 @@ func runMain(m *testing.M) int {
 	env = started
 	defer func() { _ = env.Stop() }()
 	kubeconfig = filepath.Join(dir, "kubeconfig")
-	if err := writeKubeconfig(env.Config, kubeconfig); err != nil {
+	if err := providertest.WriteKubeconfig(env.Config, kubeconfig); err != nil {
 		fmt.Fprintln(os.Stderr, "kubeconfig:", err)
 		return 1
 	}
 	return m.Run()
 }
 
-func writeKubeconfig(cfg *rest.Config, path string) error {
-	c := clientcmdapi.NewConfig()
-	c.Clusters["env"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
-	c.AuthInfos["env"] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData, Token: cfg.BearerToken}
-	c.Contexts["env"] = &clientcmdapi.Context{Cluster: "env", AuthInfo: "env"}
-	c.CurrentContext = "env"
-	return clientcmd.WriteToFile(*c, path)
-}
-
-// providerProcess is one run of the provider binary.
-type providerProcess struct {
-	cmd  *exec.Cmd
-	logs *bytes.Buffer
-	mu   *sync.Mutex
-	done chan struct{}
-}
-
-type lockedWriter struct {
-	mu  *sync.Mutex
-	buf *bytes.Buffer
-}
-
-func (w lockedWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.buf.Write(p)
-}
-
-func startProvider(t *testing.T) *providerProcess {
+func startProvider(t *testing.T) *providertest.Process {
 	t.Helper()
-	p := &providerProcess{logs: &bytes.Buffer{}, mu: &sync.Mutex{}, done: make(chan struct{})}
-	p.cmd = exec.Command(binary, "--poll=5s", "--metrics-bind-address=0", "--health-probe-bind-address=", "--debug")
-	p.cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
-	w := lockedWriter{mu: p.mu, buf: p.logs}
-	p.cmd.Stdout, p.cmd.Stderr = w, w
-	if err := p.cmd.Start(); err != nil {
-		t.Fatalf("start provider: %v", err)
-	}
-	go func() {
-		_ = p.cmd.Wait()
-		close(p.done)
-	}()
-	t.Cleanup(func() { p.kill(t) })
-	return p
-}
-
-// kill SIGKILLs the provider: no deferred cleanup, no graceful shutdown.
-func (p *providerProcess) kill(t *testing.T) {
-	t.Helper()
-	select {
-	case <-p.done:
-		return
-	default:
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGKILL)
-	select {
-	case <-p.done:
-	case <-time.After(10 * time.Second):
-		t.Errorf("provider did not die after SIGKILL")
-	}
-}
-
-func (p *providerProcess) tail() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	s := p.logs.String()
-	if len(s) > 4000 {
-		s = s[len(s)-4000:]
-	}
-	return s
+	return providertest.StartProcess(t, binary, kubeconfig, "--poll=5s", "--metrics-bind-address=0", "--health-probe-bind-address=", "--debug")
 }
 
 type fixture struct {
@@ -230,7 +155,7 @@ func (f *fixture) vm(name string) *v1alpha1.VirtualMachine {
 	}}
 }
 
-func (f *fixture) waitReady(t *testing.T, p *providerProcess, name string) *v1alpha1.VirtualMachine {
+func (f *fixture) waitReady(t *testing.T, p *providertest.Process, name string) *v1alpha1.VirtualMachine {
 	t.Helper()
 	deadline := time.Now().Add(wait)
 	vm := &v1alpha1.VirtualMachine{}
@@ -240,7 +165,7 @@ func (f *fixture) waitReady(t *testing.T, p *providerProcess, name string) *v1al
 			return vm
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s not Ready after %s: err %v annotations %v status %+v\nprovider log tail:\n%s", name, wait, err, vm.Annotations, vm.Status, p.tail())
+			t.Fatalf("%s not Ready after %s: err %v annotations %v status %+v\nprovider log tail:\n%s", name, wait, err, vm.Annotations, vm.Status, p.Tail())
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
@@ -248,12 +173,12 @@ func (f *fixture) waitReady(t *testing.T, p *providerProcess, name string) *v1al
 
 // waitFor polls cond until it holds, failing with the provider's log tail
 // after the test's deadline.
-func waitFor(t *testing.T, p *providerProcess, what string, cond func() bool) {
+func waitFor(t *testing.T, p *providertest.Process, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(wait)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("no %s after %s\nprovider log tail:\n%s", what, wait, p.tail())
+			t.Fatalf("no %s after %s\nprovider log tail:\n%s", what, wait, p.Tail())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -295,9 +220,9 @@ func TestKilledWhileCloneResponseHeld(t *testing.T) {
 	select {
 	case <-hold.Held():
 	case <-time.After(wait):
-		t.Fatalf("the clone request never arrived\nprovider log tail:\n%s", p1.tail())
+		t.Fatalf("the clone request never arrived\nprovider log tail:\n%s", p1.Tail())
 	}
-	p1.kill(t)
+	p1.Kill(t)
 	hold.Release()
 	if got := len(f.sim.Guests()); got != 2 {
 		t.Fatalf("guests after the kill = %d, want template + 1", got)
@@ -320,7 +245,7 @@ func TestKilledAfterDroppedCloneResponse(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, p1, "a clone applied", func() bool { return len(f.sim.Guests()) >= 2 })
-	p1.kill(t)
+	p1.Kill(t)
 	p2 := startProvider(t)
 	f.waitReady(t, p2, "dropped")
 	f.assertOneVM(t, "dropped")
@@ -343,7 +268,7 @@ func TestKilledWhileCloneTaskRuns(t *testing.T) {
 		}
 		return false
 	})
-	p1.kill(t)
+	p1.Kill(t)
 	p2 := startProvider(t)
 	f.waitReady(t, p2, "slow")
 	f.assertOneVM(t, "slow")
@@ -364,7 +289,7 @@ func TestKilledBetweenVMIDStoredAndClone(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, p1, "the clone request", func() bool { return cloneRequests(f.sim) > 0 })
-	p1.kill(t)
+	p1.Kill(t)
 	// New requests go through; the parked one is answered 500, unapplied,
 	// when the simulator closes.
 	f.sim.SetFaults(pvesim.Faults{})
