@@ -24,13 +24,18 @@ limitations under the License.
 // fields dropped, so the growth should be a small per-Secret constant, with
 // nothing proportional to the Secret's size.
 //
+// With -crds N it then installs N unrelated CRDs, each with an OpenAPI schema
+// of about -crd-schema bytes, and measures again: the provider's CRD gate
+// watches every CRD in the cluster, and its cache must hold them without
+// their schemas.
+//
 // With -vms N it first creates N VirtualMachines cloned from a simulator
 // template, each publishing connection details to a Secret, and waits until
 // all are Ready and their Secrets exist: publishing must not start a Secret
 // informer either. Every Secret list or watch the provider sends is
 // recorded; the run fails if one asked for whole Secrets.
 //
-//	go run ./cmd/memcheck [-secrets 10000] [-size 10240] [-vms 500] [-compare-full]
+//	go run ./cmd/memcheck [-secrets 10000] [-size 10240] [-vms 500] [-crds 1000] [-compare-full]
 package main
 
 import (
@@ -49,10 +54,9 @@ import (
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	kruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -61,7 +65,6 @@ import (
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
-	"github.com/kubemox/provider-proxmox/apis"
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	"github.com/kubemox/provider-proxmox/internal/provider"
 	"github.com/kubemox/provider-proxmox/internal/provider/providertest"
@@ -77,6 +80,8 @@ type options struct {
 	compareFull bool
 	vms         int
 	rate        int
+	crds        int
+	crdSchema   int
 }
 
 func main() {
@@ -87,6 +92,8 @@ func main() {
 	flag.IntVar(&o.concurrency, "concurrency", 8, "concurrent Secret creations")
 	flag.IntVar(&o.vms, "vms", 0, "VirtualMachines to clone first, each publishing connection details")
 	flag.IntVar(&o.rate, "reconcile-rate", 100, "the provider's max reconcile rate (reconciles per second and concurrent reconciles), raised so -vms converges quickly")
+	flag.IntVar(&o.crds, "crds", 0, "unrelated CRDs to install after the Secrets, measuring the CRD gate's cache")
+	flag.IntVar(&o.crdSchema, "crd-schema", 20*1024, "approximate bytes of OpenAPI schema per unrelated CRD")
 	flag.BoolVar(&o.compareFull, "compare-full", false, "afterwards, start a full Secret informer (what a cached Secret read would start) and report its cost for comparison")
 	flag.Parse()
 	if err := run(o); err != nil {
@@ -108,7 +115,7 @@ func run(o options) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
-	kube, err := newClient(env.Config)
+	kube, err := providertest.NewClient(env.Config)
 	if err != nil {
 		return err
 	}
@@ -162,6 +169,11 @@ func run(o options) error {
 	if err := checkSecretRequests(requests); err != nil {
 		return err
 	}
+	if o.crds > 0 {
+		if err := measureCRDs(ctx, kube, p, o, after); err != nil {
+			return err
+		}
+	}
 	if o.compareFull {
 		return compareFullInformer(ctx, env.Config, after)
 	}
@@ -202,17 +214,6 @@ func compareFullInformer(ctx context.Context, cfg *rest.Config, base sample) err
 	fmt.Printf("for comparison, a full Secret informer: heap %s, RSS %s (%s over the provider)\n",
 		mib(full.heap), mib(full.rss), mibSigned(int64(full.heap)-int64(base.heap)))
 	return nil
-}
-
-func newClient(cfg *rest.Config) (client.Client, error) {
-	s := kruntime.NewScheme()
-	if err := clientgoscheme.AddToScheme(s); err != nil {
-		return nil, err
-	}
-	if err := apis.AddToScheme(s); err != nil {
-		return nil, err
-	}
-	return client.New(cfg, client.Options{Scheme: s})
 }
 
 // createConnection makes a connection that reads its token from a Secret and
@@ -313,6 +314,65 @@ func waitForWatch(ctx context.Context, p *provider.Provider, n int) error {
 		time.Sleep(500 * time.Millisecond)
 	}
 	return fmt.Errorf("the provider's Secret metadata cache did not reach %d Secrets", n)
+}
+
+// measureCRDs installs o.crds unrelated CRDs and reports what the provider's
+// CRD cache adds to the heap, against the schema bytes the CRDs carry.
+func measureCRDs(ctx context.Context, kube client.Client, p *provider.Provider, o options, base sample) error {
+	start := time.Now()
+	for i := range o.crds {
+		if err := kube.Create(ctx, unrelatedCRD(i, o.crdSchema)); err != nil {
+			return fmt.Errorf("cannot create CRD %d: %w", i, err)
+		}
+	}
+	fmt.Printf("created %d CRDs with ~%d bytes of schema each in %s\n", o.crds, o.crdSchema, time.Since(start).Round(time.Second))
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		l := &apiextensionsv1.CustomResourceDefinitionList{}
+		if err := p.GetCache().List(ctx, l); err != nil {
+			return err
+		}
+		if len(l.Items) >= o.crds {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the provider's CRD cache holds %d CRDs, want at least %d", len(l.Items), o.crds)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	after := measure()
+	growth := int64(after.heap) - int64(base.heap)
+	fmt.Printf("provider with %d more CRDs:        heap %s, RSS %s\n", o.crds, mib(after.heap), mib(after.rss))
+	fmt.Printf("heap growth %s, %d bytes per CRD for ~%d bytes of schema each\n", mibSigned(growth), growth/int64(o.crds), o.crdSchema)
+	return nil
+}
+
+// unrelatedCRD is a namespaced CRD of its own group whose schema holds
+// string properties adding up to about schemaBytes.
+func unrelatedCRD(i, schemaBytes int) *apiextensionsv1.CustomResourceDefinition {
+	props := map[string]apiextensionsv1.JSONSchemaProps{}
+	description := strings.Repeat("d", 200)
+	for j := 0; j*240 < schemaBytes; j++ {
+		props[fmt.Sprintf("field%04d", j)] = apiextensionsv1.JSONSchemaProps{Type: "string", Description: description}
+	}
+	group := fmt.Sprintf("bench%d.memcheck.example.org", i)
+	return &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: "things." + group},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: group,
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "things", Singular: "thing", Kind: "Thing", ListKind: "ThingList"},
+			Scope: apiextensionsv1.NamespaceScoped,
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
+				Name: "v1", Served: true, Storage: true,
+				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
+					Type: "object",
+					Properties: map[string]apiextensionsv1.JSONSchemaProps{
+						"spec": {Type: "object", Properties: props},
+					},
+				}},
+			}},
+		},
+	}
 }
 
 type sample struct{ heap, rss uint64 }
