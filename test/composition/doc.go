@@ -1,0 +1,22 @@
+/*
+Copyright 2026 The provider-proxmox Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package composition renders the example Compositions in examples/composition
+// with Crossplane's real composition engine (`crossplane composition render`
+// driving crossplane-core v2.4.0's reconciler) and function-patch-and-transform
+// running as a local process, and checks what they compose; it has no non-test
+// code.
+package composition

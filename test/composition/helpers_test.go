@@ -1,0 +1,227 @@
+/*
+Copyright 2026 The provider-proxmox Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package composition
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	kyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
+)
+
+// renderTimeout bounds one render; it takes well under a second when idle.
+const renderTimeout = 2 * time.Minute
+
+// examplesDir holds the manifests under test, relative to this package.
+const examplesDir = "../../examples/composition"
+
+// exampleForm is one of the two forms of the example API: a directory under
+// examplesDir with definition.yaml (the XRD) and composition.yaml.
+type exampleForm string
+
+const (
+	// claimForm: an apiextensions.crossplane.io/v1 XRD with claimNames.
+	claimForm exampleForm = "claim"
+	// namespacedForm: an apiextensions.crossplane.io/v2 XRD, scope Namespaced.
+	namespacedForm exampleForm = "namespaced"
+)
+
+func (f exampleForm) file(name string) string { return filepath.Join(examplesDir, string(f), name) }
+
+// rendered is what one render produced.
+type rendered struct {
+	xr       *unstructured.Unstructured
+	composed []*unstructured.Unstructured
+	// results are the functions' messages (kind Result, --include-function-results).
+	results []*unstructured.Unstructured
+}
+
+// render runs `crossplane composition render` on xr with the form's XRD and
+// Composition and the example Function (switched to the Development runtime
+// and pointed at the package's running function). observed, when not empty,
+// is a testdata directory with observed.yaml (composed resources as they exist)
+// and connection.yaml (the Secrets they published their connection details
+// to: render's in-memory API server holds them, where Crossplane's real
+// connection details fetcher reads them).
+func (r *renderTools) render(t *testing.T, form exampleForm, xr *unstructured.Unstructured, observed string) rendered {
+	t.Helper()
+	xrFile := filepath.Join(t.TempDir(), "xr.yaml")
+	writeYAML(t, xrFile, xr.Object)
+	args := []string{
+		"composition", "render", xrFile, form.file("composition.yaml"), filepath.Join(examplesDir, "function.yaml"),
+		"--xrd", form.file("definition.yaml"),
+		"--crossplane-binary", r.core,
+		"--function-annotations", "render.crossplane.io/runtime=Development",
+		"--function-annotations", "render.crossplane.io/runtime-development-target=" + r.fnTarget,
+		"--include-function-results",
+		"--timeout", renderTimeout.String(),
+	}
+	if observed != "" {
+		args = append(args,
+			"--observed-resources", filepath.Join("testdata", observed, "observed.yaml"),
+			"--function-credentials", filepath.Join("testdata", observed, "connection.yaml"))
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), renderTimeout)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, r.cli, args...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	// The CLI keeps its configuration under $HOME; keep it out of the real one.
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("crossplane %s: %v\nstderr:\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	return parseRendered(t, stdout.Bytes())
+}
+
+func parseRendered(t *testing.T, out []byte) rendered {
+	t.Helper()
+	var r rendered
+	dec := kyaml.NewYAMLOrJSONDecoder(bytes.NewReader(out), 4096)
+	for {
+		u := &unstructured.Unstructured{}
+		err := dec.Decode(&u.Object)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("cannot parse render output: %v\n%s", err, out)
+		}
+		switch {
+		case u.Object == nil:
+			continue
+		case r.xr == nil:
+			// The CLI prints the XR first.
+			r.xr = u
+		case u.GetKind() == "Result":
+			r.results = append(r.results, u)
+		default:
+			r.composed = append(r.composed, u)
+		}
+	}
+	if r.xr == nil {
+		t.Fatalf("render printed no composite resource:\n%s", out)
+	}
+	return r
+}
+
+// composedOf returns the composed resources of one kind.
+func (r rendered) composedOf(apiVersion, kind string) []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for _, u := range r.composed {
+		if u.GetAPIVersion() == apiVersion && u.GetKind() == kind {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// exampleObject reads the object of the given kind from a file under examplesDir.
+func exampleObject(t *testing.T, file, kind string) *unstructured.Unstructured {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(examplesDir, file))
+	if err != nil {
+		t.Fatalf("cannot read example: %v", err)
+	}
+	dec := kyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	for {
+		u := &unstructured.Unstructured{}
+		if err := dec.Decode(&u.Object); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatalf("cannot parse %s: %v", file, err)
+		}
+		if u.GetKind() == kind {
+			return u
+		}
+	}
+	t.Fatalf("%s holds no %s", file, kind)
+	return nil
+}
+
+func writeYAML(t *testing.T, path string, obj any) {
+	t.Helper()
+	data, err := yaml.Marshal(obj)
+	if err != nil {
+		t.Fatalf("cannot marshal %s: %v", path, err)
+	}
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatalf("cannot write %s: %v", path, err)
+	}
+}
+
+// decodeStrict converts u into out, failing on any field out's type does not
+// have: a Composition patching a misspelled field of our API fails here.
+func decodeStrict(t *testing.T, u *unstructured.Unstructured, out any) {
+	t.Helper()
+	data, err := json.Marshal(u.Object)
+	if err != nil {
+		t.Fatalf("cannot marshal %s: %v", u.GetKind(), err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(out); err != nil {
+		t.Fatalf("rendered %s does not decode into the provider's type: %v\n%s", u.GetKind(), err, data)
+	}
+}
+
+// renderedVM is the one VirtualMachine a render composed, or nil if none.
+func renderedVM(t *testing.T, r rendered) *v1alpha1.VirtualMachine {
+	t.Helper()
+	vms := r.composedOf(v1alpha1.SchemeGroupVersion.String(), "VirtualMachine")
+	switch len(vms) {
+	case 0:
+		return nil
+	case 1:
+		vm := &v1alpha1.VirtualMachine{}
+		decodeStrict(t, vms[0], vm)
+		return vm
+	default:
+		t.Fatalf("render composed %d VirtualMachines, want at most one", len(vms))
+		return nil
+	}
+}
+
+// renderedSecret is the one Secret a render composed, or nil if none.
+func renderedSecret(t *testing.T, r rendered) *corev1.Secret {
+	t.Helper()
+	secrets := r.composedOf("v1", "Secret")
+	switch len(secrets) {
+	case 0:
+		return nil
+	case 1:
+		s := &corev1.Secret{}
+		decodeStrict(t, secrets[0], s)
+		return s
+	default:
+		t.Fatalf("render composed %d Secrets, want at most one", len(secrets))
+		return nil
+	}
+}
