@@ -20,6 +20,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -39,8 +40,12 @@ import (
 // renderTimeout bounds one render; it takes well under a second when idle.
 const renderTimeout = 2 * time.Minute
 
-// examplesDir holds the manifests under test, relative to this package.
-const examplesDir = "../../examples/composition"
+// Paths relative to this package: the manifests under test and the
+// provider's CRDs.
+const (
+	examplesDir  = "../../examples/composition"
+	providerCRDs = "../../package/crds"
+)
 
 // exampleForm is one of the two forms of the example API: a directory under
 // examplesDir with definition.yaml (the XRD) and composition.yaml.
@@ -96,9 +101,48 @@ func (r *renderTools) render(t *testing.T, form exampleForm, xr *unstructured.Un
 	// The CLI keeps its configuration under $HOME; keep it out of the real one.
 	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("crossplane %s: %v\nstderr:\n%s", strings.Join(args, " "), err, stderr.String())
+		t.Fatalf("crossplane %s: %v\nstderr:\n%s\nfunction log (end):\n%s", strings.Join(args, " "), err, stderr.String(), r.fnLogTail())
 	}
 	return parseRendered(t, stdout.Bytes())
+}
+
+// fnLogTail is the end of the function's log, to tell why a render failed.
+func (r *renderTools) fnLogTail() string {
+	const tail = 4096
+	data, err := os.ReadFile(r.fnLog)
+	if err != nil {
+		return err.Error()
+	}
+	return string(data[max(0, len(data)-tail):])
+}
+
+// validate runs `crossplane resource validate` offline on the composed
+// resources of a render, against the provider's CRDs: the OpenAPI schema and
+// the CEL rules the API server would enforce. It returns the command's report
+// when something is invalid or has no schema. (The rendered XR is partial:
+// render prints its status, not its whole spec.)
+func (r *renderTools) validate(t *testing.T, out rendered) string {
+	t.Helper()
+	var stream bytes.Buffer
+	for _, u := range out.composed {
+		data, err := yaml.Marshal(u.Object)
+		if err != nil {
+			t.Fatalf("cannot marshal %s: %v", u.GetKind(), err)
+		}
+		stream.WriteString("---\n")
+		stream.Write(data)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), renderTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, r.cli, "resource", "validate", providerCRDs, "-",
+		"--crossplane-image=", "--cache-dir", t.TempDir(), "--error-on-missing-schemas")
+	cmd.Stdin = &stream
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
+	report, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Sprintf("%v\n%s", err, report)
+	}
+	return ""
 }
 
 func parseRendered(t *testing.T, out []byte) rendered {
@@ -143,10 +187,10 @@ func (r rendered) composedOf(apiVersion, kind string) []*unstructured.Unstructur
 	return out
 }
 
-// exampleObject reads the object of the given kind from a file under examplesDir.
+// exampleObject reads the object of the given kind from an example file.
 func exampleObject(t *testing.T, file, kind string) *unstructured.Unstructured {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(examplesDir, file))
+	data, err := os.ReadFile(file) //nolint:gosec // one of this repository's example files
 	if err != nil {
 		t.Fatalf("cannot read example: %v", err)
 	}

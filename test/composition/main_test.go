@@ -51,8 +51,8 @@ type renderTools struct {
 	// renders (--crossplane-binary).
 	cli, core string
 	// fnTarget is the gRPC target of the running function, for the
-	// Development runtime.
-	fnTarget string
+	// Development runtime; fnLog the file its output goes to.
+	fnTarget, fnLog string
 }
 
 func TestMain(m *testing.M) { os.Exit(runPackage(m)) }
@@ -80,7 +80,8 @@ func runPackage(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(sockDir) //nolint:errcheck // best-effort cleanup of a temp dir
-	stop, target, err := startFunction(filepath.Join(bin, patchAndTransformFn), filepath.Join(sockDir, "fn.sock"))
+	fnLog := filepath.Join(sockDir, "fn.log")
+	stop, target, err := startFunction(filepath.Join(bin, patchAndTransformFn), filepath.Join(sockDir, "fn.sock"), fnLog)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "composition: %v\n", err)
 		return 1
@@ -90,6 +91,7 @@ func runPackage(m *testing.M) int {
 		cli:      filepath.Join(bin, crossplaneCLI),
 		core:     filepath.Join(bin, crossplaneCore),
 		fnTarget: target,
+		fnLog:    fnLog,
 	}
 	return m.Run()
 }
@@ -115,12 +117,17 @@ func checkExecutables(dir string, names ...string) error {
 }
 
 // startFunction runs function-patch-and-transform without TLS on a Unix
-// socket (no port another process could take) and waits until it accepts
-// connections. It returns how to stop it and its gRPC target.
-func startFunction(binary, socket string) (stop func(), target string, err error) {
+// socket (no port another process could take), its output going to logFile,
+// and waits until it accepts connections. It returns how to stop it and its
+// gRPC target.
+func startFunction(binary, socket, logFile string) (stop func(), target string, err error) {
+	log, err := os.Create(logFile)
+	if err != nil {
+		return nil, "", errors.Wrap(err, "cannot create the function's log")
+	}
+	defer log.Close() //nolint:errcheck // the process holds its own descriptor
 	cmd := exec.Command(binary, "--insecure", "--network", "unix", "--address", socket)
-	cmd.Stdout = os.Stderr
-	cmd.Stderr = os.Stderr
+	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		return nil, "", errors.Wrapf(err, "cannot start %s", binary)
 	}

@@ -183,6 +183,9 @@ func TestRenderExampleCompositions(t *testing.T) {
 			if tc.wantWarning != "" && !hasWarning(out, tc.wantWarning) {
 				t.Errorf("%s\nno function warning containing %q in %v", tc.reason, tc.wantWarning, out.results)
 			}
+			if report := r.validate(t, out); report != "" {
+				t.Errorf("%s\nthe rendered resources are not valid:\n%s", tc.reason, report)
+			}
 		})
 	}
 }
@@ -194,9 +197,9 @@ func TestRenderExampleCompositions(t *testing.T) {
 func exampleXR(t *testing.T, form exampleForm) *unstructured.Unstructured {
 	t.Helper()
 	if form == namespacedForm {
-		return exampleObject(t, "namespaced/virtualserver.yaml", "VirtualServer")
+		return exampleObject(t, namespacedForm.file("virtualserver.yaml"), "VirtualServer")
 	}
-	claim := exampleObject(t, "claim/claim.yaml", "VirtualMachineClaim")
+	claim := exampleObject(t, claimForm.file("claim.yaml"), "VirtualMachineClaim")
 	spec, _ := claim.Object["spec"].(map[string]any)
 	delete(spec, "writeConnectionSecretToRef")
 	spec["claimRef"] = map[string]any{
@@ -316,9 +319,56 @@ func hasWarning(r rendered, substr string) bool {
 	for _, res := range r.results {
 		severity, _, _ := unstructured.NestedString(res.Object, "severity")
 		message, _, _ := unstructured.NestedString(res.Object, "message")
-		if strings.Contains(severity, "WARNING") && strings.Contains(message, substr) {
+		if strings.EqualFold(severity, "Warning") && strings.Contains(message, substr) {
 			return true
 		}
 	}
 	return false
+}
+
+// TestClaimFormConnectionDetails covers what render cannot show: the engine
+// publishes no connection details for a claim-form (legacy) XR. The claim
+// form's VM must return exactly the connection details the namespaced form's
+// VM returns (NamespacedReadyVM renders those into the Secret), and the XRD
+// must pass exactly those keys on to the claim.
+func TestClaimFormConnectionDetails(t *testing.T) {
+	claim := composedTemplate(t, claimForm, "vm")
+	namespaced := composedTemplate(t, namespacedForm, "vm")
+	if diff := cmp.Diff(namespaced["connectionDetails"], claim["connectionDetails"]); diff != "" {
+		t.Errorf("claim form's connectionDetails differ from the namespaced form's: -namespaced, +claim:\n%s", diff)
+	}
+
+	details, _ := claim["connectionDetails"].([]any)
+	var names []any
+	for _, d := range details {
+		detail, _ := d.(map[string]any)
+		names = append(names, detail["name"])
+	}
+	xrd := exampleObject(t, claimForm.file("definition.yaml"), "CompositeResourceDefinition")
+	keys, _, _ := unstructured.NestedSlice(xrd.Object, "spec", "connectionSecretKeys")
+	if diff := cmp.Diff([]any{"vmid", "node", "ipAddress"}, keys); diff != "" {
+		t.Errorf("XRD connectionSecretKeys: -want, +got:\n%s", diff)
+	}
+	if diff := cmp.Diff(keys, names); diff != "" {
+		t.Errorf("the VM's connectionDetails are not the XRD's connectionSecretKeys: -keys, +details:\n%s", diff)
+	}
+}
+
+// composedTemplate is the function-patch-and-transform resource template of
+// the given name in a form's Composition.
+func composedTemplate(t *testing.T, form exampleForm, name string) map[string]any {
+	t.Helper()
+	comp := exampleObject(t, form.file("composition.yaml"), "Composition")
+	steps, _, _ := unstructured.NestedSlice(comp.Object, "spec", "pipeline")
+	for _, s := range steps {
+		step, _ := s.(map[string]any)
+		resources, _, _ := unstructured.NestedSlice(step, "input", "resources")
+		for _, r := range resources {
+			if res, _ := r.(map[string]any); res["name"] == name {
+				return res
+			}
+		}
+	}
+	t.Fatalf("%s Composition has no resource template %q", form, name)
+	return nil
 }
