@@ -34,6 +34,8 @@ import (
 	kyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 )
 
@@ -147,33 +149,42 @@ func (r *renderTools) validate(t *testing.T, out rendered) string {
 
 func parseRendered(t *testing.T, out []byte) rendered {
 	t.Helper()
-	var r rendered
-	dec := kyaml.NewYAMLOrJSONDecoder(bytes.NewReader(out), 4096)
+	docs, err := decodeAll(out)
+	if err != nil {
+		t.Fatalf("cannot parse render output: %v\n%s", err, out)
+	}
+	if len(docs) == 0 {
+		t.Fatalf("render printed no composite resource:\n%s", out)
+	}
+	// The CLI prints the XR first.
+	r := rendered{xr: docs[0]}
+	for _, u := range docs[1:] {
+		if u.GetKind() == "Result" {
+			r.results = append(r.results, u)
+			continue
+		}
+		r.composed = append(r.composed, u)
+	}
+	return r
+}
+
+// decodeAll decodes a stream of YAML documents, skipping empty ones.
+func decodeAll(data []byte) ([]*unstructured.Unstructured, error) {
+	var out []*unstructured.Unstructured
+	dec := kyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
 	for {
 		u := &unstructured.Unstructured{}
 		err := dec.Decode(&u.Object)
-		if err == io.EOF {
-			break
+		if errors.Is(err, io.EOF) {
+			return out, nil
 		}
 		if err != nil {
-			t.Fatalf("cannot parse render output: %v\n%s", err, out)
+			return nil, err
 		}
-		switch {
-		case u.Object == nil:
-			continue
-		case r.xr == nil:
-			// The CLI prints the XR first.
-			r.xr = u
-		case u.GetKind() == "Result":
-			r.results = append(r.results, u)
-		default:
-			r.composed = append(r.composed, u)
+		if u.Object != nil {
+			out = append(out, u)
 		}
 	}
-	if r.xr == nil {
-		t.Fatalf("render printed no composite resource:\n%s", out)
-	}
-	return r
 }
 
 // composedOf returns the composed resources of one kind.
@@ -190,18 +201,15 @@ func (r rendered) composedOf(apiVersion, kind string) []*unstructured.Unstructur
 // exampleObject reads the object of the given kind from an example file.
 func exampleObject(t *testing.T, file, kind string) *unstructured.Unstructured {
 	t.Helper()
-	data, err := os.ReadFile(file) //nolint:gosec // one of this repository's example files
+	data, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatalf("cannot read example: %v", err)
 	}
-	dec := kyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-	for {
-		u := &unstructured.Unstructured{}
-		if err := dec.Decode(&u.Object); err == io.EOF {
-			break
-		} else if err != nil {
-			t.Fatalf("cannot parse %s: %v", file, err)
-		}
+	docs, err := decodeAll(data)
+	if err != nil {
+		t.Fatalf("cannot parse %s: %v", file, err)
+	}
+	for _, u := range docs {
 		if u.GetKind() == kind {
 			return u
 		}

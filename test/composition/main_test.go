@@ -79,9 +79,11 @@ func runPackage(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "composition: cannot create the function's socket directory: %v\n", err)
 		return 1
 	}
-	defer os.RemoveAll(sockDir) //nolint:errcheck // best-effort cleanup of a temp dir
+	defer func() { _ = os.RemoveAll(sockDir) }()
 	fnLog := filepath.Join(sockDir, "fn.log")
-	stop, target, err := startFunction(filepath.Join(bin, patchAndTransformFn), filepath.Join(sockDir, "fn.sock"), fnLog)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stop, target, err := startFunction(ctx, filepath.Join(bin, patchAndTransformFn), filepath.Join(sockDir, "fn.sock"), fnLog)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "composition: %v\n", err)
 		return 1
@@ -120,15 +122,17 @@ func checkExecutables(dir string, names ...string) error {
 // socket (no port another process could take), its output going to logFile,
 // and waits until it accepts connections. It returns how to stop it and its
 // gRPC target.
-func startFunction(binary, socket, logFile string) (stop func(), target string, err error) {
+func startFunction(ctx context.Context, binary, socket, logFile string) (stop func(), target string, err error) {
 	log, err := os.Create(logFile)
 	if err != nil {
 		return nil, "", errors.Wrap(err, "cannot create the function's log")
 	}
-	defer log.Close() //nolint:errcheck // the process holds its own descriptor
-	cmd := exec.Command(binary, "--insecure", "--network", "unix", "--address", socket)
+	defer func() { _ = log.Close() }() // the process holds its own descriptor
+	ctx, cancel := context.WithCancel(ctx)
+	cmd := exec.CommandContext(ctx, binary, "--insecure", "--network", "unix", "--address", socket)
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
+		cancel()
 		return nil, "", errors.Wrapf(err, "cannot start %s", binary)
 	}
 	// exited is closed once the process is gone, whoever stopped it.
@@ -136,18 +140,18 @@ func startFunction(binary, socket, logFile string) (stop func(), target string, 
 	var waitErr error
 	go func() { waitErr = cmd.Wait(); close(exited) }()
 	stop = func() {
-		_ = cmd.Process.Kill()
+		cancel() // kills the process
 		<-exited
 	}
-	if err := waitForSocket(socket, exited); err != nil {
+	if err := waitForSocket(ctx, socket, exited); err != nil {
 		stop()
 		return nil, "", errors.Wrapf(err, "%s did not start serving on %s (exit: %v)", binary, socket, waitErr)
 	}
 	return stop, "unix://" + socket, nil
 }
 
-func waitForSocket(socket string, exited <-chan struct{}) error {
-	ctx, cancel := context.WithTimeout(context.Background(), fnStartTimeout)
+func waitForSocket(ctx context.Context, socket string, exited <-chan struct{}) error {
+	ctx, cancel := context.WithTimeout(ctx, fnStartTimeout)
 	defer cancel()
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()

@@ -339,7 +339,7 @@ func TestClaimFormConnectionDetails(t *testing.T) {
 	}
 
 	details, _ := claim["connectionDetails"].([]any)
-	var names []any
+	names := make([]any, 0, len(details))
 	for _, d := range details {
 		detail, _ := d.(map[string]any)
 		names = append(names, detail["name"])
