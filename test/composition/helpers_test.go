@@ -29,14 +29,11 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	kyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
-
-	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 )
 
 // renderTimeout bounds one render; it takes well under a second when idle.
@@ -244,36 +241,20 @@ func decodeStrict(t *testing.T, u *unstructured.Unstructured, out any) {
 	}
 }
 
-// renderedVM is the one VirtualMachine a render composed, or nil if none.
-func renderedVM(t *testing.T, r rendered) *v1alpha1.VirtualMachine {
+// renderedOne is the one composed resource of a kind a render produced,
+// decoded strictly into a T, or nil if it composed none.
+func renderedOne[T any](t *testing.T, r rendered, apiVersion, kind string) *T {
 	t.Helper()
-	vms := r.composedOf(v1alpha1.SchemeGroupVersion.String(), "VirtualMachine")
-	switch len(vms) {
+	objs := r.composedOf(apiVersion, kind)
+	switch len(objs) {
 	case 0:
 		return nil
 	case 1:
-		vm := &v1alpha1.VirtualMachine{}
-		decodeStrict(t, vms[0], vm)
-		return vm
+		out := new(T)
+		decodeStrict(t, objs[0], out)
+		return out
 	default:
-		t.Fatalf("render composed %d VirtualMachines, want at most one", len(vms))
-		return nil
-	}
-}
-
-// renderedSecret is the one Secret a render composed, or nil if none.
-func renderedSecret(t *testing.T, r rendered) *corev1.Secret {
-	t.Helper()
-	secrets := r.composedOf("v1", "Secret")
-	switch len(secrets) {
-	case 0:
-		return nil
-	case 1:
-		s := &corev1.Secret{}
-		decodeStrict(t, secrets[0], s)
-		return s
-	default:
-		t.Fatalf("render composed %d Secrets, want at most one", len(secrets))
+		t.Fatalf("render composed %d %s, want at most one", len(objs), kind)
 		return nil
 	}
 }

@@ -171,10 +171,10 @@ func TestRenderExampleCompositions(t *testing.T) {
 			tc.edit(spec)
 			out := r.render(t, tc.form, xr, tc.observed)
 
-			if diff := cmp.Diff(tc.wantVM, vmUnderTest(renderedVM(t, out))); diff != "" {
+			if diff := cmp.Diff(tc.wantVM, vmUnderTest(renderedOne[v1alpha1.VirtualMachine](t, out, v1alpha1.SchemeGroupVersion.String(), "VirtualMachine"))); diff != "" {
 				t.Errorf("%s\ncomposed VirtualMachine: -want, +got:\n%s", tc.reason, diff)
 			}
-			if diff := cmp.Diff(tc.wantSecret, secretUnderTest(renderedSecret(t, out))); diff != "" {
+			if diff := cmp.Diff(tc.wantSecret, secretUnderTest(renderedOne[corev1.Secret](t, out, "v1", "Secret"))); diff != "" {
 				t.Errorf("%s\ncomposed Secret: -want, +got:\n%s", tc.reason, diff)
 			}
 			if diff := cmp.Diff(tc.wantStatus, statusOf(t, out.xr)); diff != "" {
