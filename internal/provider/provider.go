@@ -54,6 +54,7 @@ import (
 	pxcontroller "github.com/kubemox/provider-proxmox/internal/controller"
 	"github.com/kubemox/provider-proxmox/internal/controller/connection"
 	"github.com/kubemox/provider-proxmox/internal/controller/gated"
+	pxmetrics "github.com/kubemox/provider-proxmox/internal/metrics"
 )
 
 // LeaderElectionID names the Lease replicas of the provider compete for.
@@ -66,6 +67,8 @@ const (
 	errHealthz  = "cannot add the health check"
 	errReadyz   = "cannot add the readiness check"
 	errRegister = "cannot register managed resource metrics"
+
+	errRegisterProxmox = "cannot register Proxmox VE metrics"
 )
 
 // Options configure the provider. Zero values get the defaults of the
@@ -163,7 +166,11 @@ func New(cfg *rest.Config, o Options) (*Provider, error) {
 	if err := mgr.AddReadyzCheck("controllers", setups.Check); err != nil {
 		return nil, errors.Wrap(err, errReadyz)
 	}
-	clients := pve.NewCache()
+	pm, err := pxmetrics.NewProxmox(metrics.Registry)
+	if err != nil {
+		return nil, errors.Wrap(err, errRegisterProxmox)
+	}
+	clients := pve.NewCache(pve.WithMetrics(pm))
 	pxcontroller.SetupGated(mgr, co, clients, setups)
 	return &Provider{Manager: mgr, Clients: clients, Controllers: setups}, nil
 }

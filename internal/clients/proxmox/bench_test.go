@@ -4,6 +4,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/kubemox/provider-proxmox/internal/metrics"
 	"github.com/kubemox/provider-proxmox/internal/pvesim"
 )
 
@@ -24,11 +27,14 @@ func benchSim(b *testing.B) *pvesim.Server {
 	return srv
 }
 
-func benchClient(b *testing.B, srv *pvesim.Server, token bool) *Client {
+func benchClient(b *testing.B, srv *pvesim.Server, token bool, mods ...func(*Config)) *Client {
 	b.Helper()
 	cfg := Config{Endpoint: srv.APIURL(), Username: simUser, Password: simPassword, CAPEM: srv.CAPEM()}
 	if token {
 		cfg = Config{Endpoint: srv.APIURL(), TokenID: simTokenID, Secret: simSecret, CAPEM: srv.CAPEM()}
+	}
+	for _, mod := range mods {
+		mod(&cfg)
 	}
 	c, err := New(cfg)
 	if err != nil {
@@ -81,5 +87,44 @@ func BenchmarkClusterResources(b *testing.B) {
 				}
 			}
 		})
+	})
+}
+
+// BenchmarkRequestMetrics compares GET /version through the whole transport
+// (token auth, parallel callers) without and with metrics, and measures
+// what the metrics add to each request on their own: templating the route
+// and observing the request. Run with
+//
+//	go test ./internal/clients/proxmox/ -run '^$' -bench RequestMetrics -count 5
+func BenchmarkRequestMetrics(b *testing.B) {
+	srv := benchSim(b)
+	m, err := metrics.NewProxmox(prometheus.NewRegistry())
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		mod  func(*Config)
+	}{
+		{"GET/without-metrics", func(*Config) {}},
+		{"GET/with-metrics", func(cfg *Config) { cfg.Metrics = m.Connection("bench") }},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			c := benchClient(b, srv, true, tc.mod)
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if err := c.API().Get(b.Context(), "/version", nil); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+	}
+	b.Run("observe-only", func(b *testing.B) {
+		conn := m.Connection("bench")
+		for b.Loop() {
+			conn.ObserveRequest("GET", RouteTemplate("/api2/json/nodes/pve/qemu/100/config"), 200, time.Millisecond)
+		}
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
+	"github.com/kubemox/provider-proxmox/internal/metrics"
 )
 
 // ErrNotReady means the cache holds no client for a connection (yet).
@@ -22,6 +23,7 @@ type Cache struct {
 	mu          sync.Mutex
 	entries     map[string]cacheEntry
 	subscribers []chan event.GenericEvent
+	metrics     *metrics.Proxmox
 }
 
 type cacheEntry struct {
@@ -29,15 +31,33 @@ type cacheEntry struct {
 	fingerprint string
 }
 
-// NewCache returns an empty cache.
-func NewCache() *Cache {
-	return &Cache{entries: map[string]cacheEntry{}}
+// A CacheOption configures a Cache.
+type CacheOption func(*Cache)
+
+// WithMetrics makes the cache count client rebuilds in m, and hands m to
+// whoever builds and verifies the clients it holds (Metrics).
+func WithMetrics(m *metrics.Proxmox) CacheOption {
+	return func(c *Cache) { c.metrics = m }
 }
+
+// NewCache returns an empty cache.
+func NewCache(o ...CacheOption) *Cache {
+	c := &Cache{entries: map[string]cacheEntry{}}
+	for _, fn := range o {
+		fn(c)
+	}
+	return c
+}
+
+// Metrics returns where the connections' clients report and their
+// readiness is recorded; nil when the provider measures nothing.
+func (c *Cache) Metrics() *metrics.Proxmox { return c.metrics }
 
 // Store makes cl the client of connection. The previous client, if another
 // one, is retired so no new request uses the credential it was built from.
 // Subscribers hear of the connection when the fingerprint changed (including
-// a first Store).
+// a first Store); replacing a client built from another fingerprint counts
+// as a rebuild.
 func (c *Cache) Store(connection, fingerprint string, cl *Client) {
 	c.mu.Lock()
 	old, had := c.entries[connection]
@@ -45,6 +65,9 @@ func (c *Cache) Store(connection, fingerprint string, cl *Client) {
 	changed := !had || old.fingerprint != fingerprint
 	if changed {
 		c.notifyLocked(connection)
+	}
+	if had && changed {
+		c.metrics.CountClientRebuild(connection)
 	}
 	c.mu.Unlock()
 	if had && old.client != nil && old.client != cl {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+
+	"github.com/kubemox/provider-proxmox/internal/metrics"
 )
 
 func testClient(t *testing.T) *Client {
@@ -77,5 +79,29 @@ func TestCacheConcurrentUse(t *testing.T) {
 	wg.Wait()
 	if len(events) == 0 {
 		t.Fatal("no events")
+	}
+}
+
+// TestCacheCountsRebuilds: only replacing a client built from another
+// fingerprint is a rebuild; a first client, or one after a Remove (the
+// connection failed verification), is not.
+func TestCacheCountsRebuilds(t *testing.T) {
+	m, reg := newTestMetrics(t)
+	cache := NewCache(WithMetrics(m))
+	cache.Store("c1", "fp1", testClient(t))
+	cache.Store("c1", "fp1", testClient(t)) // same fingerprint
+	cache.Store("c1", "fp2", testClient(t)) // rotated
+	cache.Store("c2", "fp1", testClient(t))
+	cache.Remove("c2")
+	cache.Store("c2", "fp2", testClient(t))
+
+	s := gatherSamples(t, reg)
+	for conn, want := range map[string]float64{"c1": 1, "c2": 0} {
+		if got, _ := s.Sum(metrics.ClientRebuildsTotal, map[string]string{"connection": conn}); got != want {
+			t.Errorf("rebuilds of %s = %v, want %v", conn, got, want)
+		}
+	}
+	if cache.Metrics() != m {
+		t.Error("the cache does not hand out its metrics")
 	}
 }

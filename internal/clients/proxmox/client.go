@@ -11,6 +11,8 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/luthermonson/go-proxmox"
+
+	"github.com/kubemox/provider-proxmox/internal/metrics"
 )
 
 const (
@@ -38,6 +40,10 @@ type Config struct {
 	// TicketRenewAfter is how long a password session's ticket is used
 	// before it is renewed; 0 means 1h (PVE tickets expire after 2h).
 	TicketRenewAfter time.Duration
+
+	// Metrics receives this client's requests and the tasks it starts and
+	// sees finish, labelled with its connection; nil measures nothing.
+	Metrics *metrics.Connection
 }
 
 // Client is a Proxmox VE API client for one connection. It is safe for
@@ -52,6 +58,8 @@ type Client struct {
 	secrets  []string    // redacted from error messages
 
 	resources *resourcesMemo
+	metrics   *metrics.Connection
+	tasks     *taskClock
 }
 
 // New builds a client without any network I/O.
@@ -75,11 +83,14 @@ func newClient(cfg Config, wrapWire func(http.RoundTripper) http.RoundTripper) (
 	}
 	limit, timeout := limits(cfg)
 
-	c := &Client{endpoint: endpoint, retired: &atomic.Bool{}, resources: &resourcesMemo{}}
+	c := &Client{endpoint: endpoint, retired: &atomic.Bool{}, resources: &resourcesMemo{}, metrics: cfg.Metrics, tasks: newTaskClock()}
 	c.base = baseTransport(tlsCfg, limit)
 	var wire http.RoundTripper = c.base
 	if wrapWire != nil {
 		wire = wrapWire(wire)
+	}
+	if cfg.Metrics != nil {
+		wire = &measured{next: wire, metrics: cfg.Metrics}
 	}
 	c.retry = &retrying{
 		next:    &limiter{next: wire, sem: make(chan struct{}, limit), retired: c.retired, timeout: timeout},

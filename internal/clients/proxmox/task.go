@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	proxmox "github.com/luthermonson/go-proxmox"
@@ -163,6 +165,10 @@ func (c *Client) TaskStatus(ctx context.Context, upid string) (TaskStatus, error
 	var raw json.RawMessage
 	p := "/nodes/" + url.PathEscape(u.Node) + "/tasks/" + url.PathEscape(upid) + "/status"
 	if err := c.API().Get(ctx, p, &raw); err != nil {
+		if IsTaskUnknown(err) {
+			// Its end will never be seen: nothing to measure.
+			c.tasks.finish(upid)
+		}
 		return TaskStatus{}, errors.Wrapf(err, "cannot read task %s", upid)
 	}
 	var w wireTask
@@ -175,6 +181,9 @@ func (c *Client) TaskStatus(ctx context.Context, upid string) (TaskStatus, error
 	}
 	if ts.Node == "" {
 		ts.Node = u.Node
+	}
+	if ts.Finished() {
+		c.observeFinished(upid, ts.Failed())
 	}
 	return ts, nil
 }
@@ -198,4 +207,72 @@ func (c *Client) GuestTasks(ctx context.Context, node string, vmid, limit int) (
 		out = append(out, w.listEntry())
 	}
 	return out, nil
+}
+
+// startedTask decodes the UPID a call that starts a task answered, and
+// remembers when the task started so its duration can be measured.
+func (c *Client) startedTask(raw json.RawMessage) (string, error) {
+	upid, err := decodeUPID(raw)
+	if err != nil || upid == "" || c.metrics == nil {
+		return upid, err
+	}
+	if u, err := ParseUPID(upid); err == nil {
+		c.tasks.start(upid, u.Type, time.Now())
+	}
+	return upid, nil
+}
+
+// observeFinished measures a task this client started, the first time it
+// is seen finished.
+func (c *Client) observeFinished(upid string, failed bool) {
+	if st, ok := c.tasks.finish(upid); ok {
+		c.metrics.ObserveTask(st.taskType, time.Since(st.at), failed)
+	}
+}
+
+// maxTrackedTasks bounds the tasks a client remembers having started: a
+// task is forgotten once this many later ones were started, so tasks nobody
+// follows to their end (a destroyed guest's) do not accumulate.
+const maxTrackedTasks = 1024
+
+// taskClock remembers when this client started each task, so the task's
+// duration is measured on the provider's clock when it is first seen
+// finished: PVE's task status has no end time, and its start time is the
+// node's clock. A finished task is forgotten, so reading it again (a
+// reconcile whose status update conflicted) does not count it twice. Tasks
+// started by an earlier client of the connection (before a rotation or a
+// restart) are not measured.
+type taskClock struct {
+	mu      sync.Mutex
+	started map[string]startedTask
+	order   []string // UPIDs, oldest first; may hold finished ones
+}
+
+type startedTask struct {
+	taskType string
+	at       time.Time
+}
+
+func newTaskClock() *taskClock {
+	return &taskClock{started: map[string]startedTask{}}
+}
+
+func (t *taskClock) start(upid, taskType string, at time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.started[upid] = startedTask{taskType: taskType, at: at}
+	t.order = append(t.order, upid)
+	for len(t.order) > maxTrackedTasks {
+		delete(t.started, t.order[0])
+		t.order = t.order[1:]
+	}
+}
+
+// finish forgets upid and returns when it started, if it was remembered.
+func (t *taskClock) finish(upid string) (startedTask, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	st, ok := t.started[upid]
+	delete(t.started, upid)
+	return st, ok
 }

@@ -11,15 +11,17 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/kubemox/provider-proxmox/internal/metrics"
 )
 
 // The transport is a chain of small RoundTrippers, outermost first:
 //
-//	retireGuard -> ticketAuth (password auth only) -> retrying -> limiter -> *http.Transport
+//	retireGuard -> ticketAuth (password auth only) -> retrying -> limiter -> measured (with metrics) -> *http.Transport
 //
 // Every request go-proxmox makes, and our own logins, pass through it, so the
-// concurrency limit, the retirement check and the retry policy cover all of
-// them.
+// concurrency limit, the retirement check, the retry policy and the metrics
+// cover all of them.
 
 // retireGuard fails requests fast once the client is retired, before they
 // wait for a login or a concurrency slot.
@@ -69,6 +71,26 @@ func (l *limiter) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	resp.Body = &releasingBody{ReadCloser: resp.Body, release: func() { cancel(); <-l.sem }}
 	return resp, nil
+}
+
+// measured reports each attempt that goes on the wire (a retry, a replay
+// after a ticket renewal and a login each count) by route template, with
+// the time to its response headers. It sits below the limiter, so waiting
+// for a concurrency slot is not counted as Proxmox VE's latency.
+type measured struct {
+	next    http.RoundTripper
+	metrics *metrics.Connection
+}
+
+func (m *measured) RoundTrip(req *http.Request) (*http.Response, error) {
+	start := time.Now()
+	resp, err := m.next.RoundTrip(req)
+	status := 0
+	if err == nil {
+		status = resp.StatusCode
+	}
+	m.metrics.ObserveRequest(req.Method, RouteTemplate(req.URL.EscapedPath()), status, time.Since(start))
+	return resp, err
 }
 
 // releasingBody runs release exactly once, when the body is closed.

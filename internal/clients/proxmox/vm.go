@@ -212,7 +212,7 @@ func (c *Client) CloneGuest(ctx context.Context, src GuestRef, o CloneOptions) (
 	if err := c.API().Post(ctx, src.path("/clone"), p, &raw); err != nil {
 		return "", errors.Wrapf(err, "cannot clone VM %s to %d", src, o.NewID)
 	}
-	return decodeUPID(raw)
+	return c.startedTask(raw)
 }
 
 // CreateGuest starts creating a QEMU guest from raw PVE keys (vmid is added)
@@ -227,7 +227,7 @@ func (c *Client) CreateGuest(ctx context.Context, node string, vmid int, params 
 	if err := c.API().Post(ctx, "/nodes/"+url.PathEscape(node)+"/qemu", p, &raw); err != nil {
 		return "", errors.Wrapf(err, "cannot create VM %d on node %s", vmid, node)
 	}
-	return decodeUPID(raw)
+	return c.startedTask(raw)
 }
 
 func configParams(set map[string]string, del []string) map[string]string {
@@ -260,7 +260,7 @@ func (c *Client) SetGuestConfigAsync(ctx context.Context, ref GuestRef, set map[
 	if err := c.API().Post(ctx, ref.path("/config"), configParams(set, del), &raw); err != nil {
 		return "", errors.Wrapf(err, "cannot update configuration of VM %s", ref)
 	}
-	return decodeUPID(raw)
+	return c.startedTask(raw)
 }
 
 // ResizeDisk grows disk to size (e.g. "60G"), returning the UPID ("" when PVE
@@ -270,7 +270,7 @@ func (c *Client) ResizeDisk(ctx context.Context, ref GuestRef, disk, size string
 	if err := c.API().Put(ctx, ref.path("/resize"), map[string]string{"disk": disk, "size": size}, &raw); err != nil {
 		return "", errors.Wrapf(err, "cannot resize disk %s of VM %s", disk, ref)
 	}
-	return decodeUPID(raw)
+	return c.startedTask(raw)
 }
 
 func (c *Client) powerAction(ctx context.Context, ref GuestRef, action string, p map[string]string) (string, error) {
@@ -282,7 +282,7 @@ func (c *Client) powerAction(ctx context.Context, ref GuestRef, action string, p
 	if err := c.API().Post(ctx, ref.path("/status/"+action), body, &raw); err != nil {
 		return "", errors.Wrapf(err, "cannot %s VM %s", action, ref)
 	}
-	return decodeUPID(raw)
+	return c.startedTask(raw)
 }
 
 // StartGuest starts a guest and returns the UPID.
@@ -331,7 +331,7 @@ func (c *Client) DeleteGuest(ctx context.Context, ref GuestRef, purge bool) (str
 	if err := c.API().Delete(ctx, p, &raw); err != nil {
 		return "", errors.Wrapf(err, "cannot delete VM %s", ref)
 	}
-	return decodeUPID(raw)
+	return c.startedTask(raw)
 }
 
 // CloudInitPending lists cloud-init keys whose change has not reached the

@@ -165,8 +165,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err := r.kube.Get(ctx, req.NamespacedName, pc); err != nil {
 		if kerrors.IsNotFound(err) {
 			// Gone without our finalizer (or after it was removed): make sure
-			// no client built from it remains usable.
+			// no client built from it remains usable, and that its series
+			// leave the metrics.
 			r.clients.Remove(req.Name)
+			r.clients.Metrics().ForgetConnection(req.Name)
 			return reconcile.Result{}, nil
 		}
 		return reconcile.Result{}, errors.Wrap(err, errGetConnection)
@@ -192,6 +194,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return requeueOnConflict(reconcile.Result{}, err)
 	}
 	r.recordReadyTransition(orig, pc)
+	r.clients.Metrics().SetConnectionReady(pc.GetName(), pc.Status.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue)
 	return result, nil
 }
 
@@ -257,7 +260,9 @@ func (r *Reconciler) clientFor(pc *v1alpha1.ProxmoxConnection, creds credentials
 			return cached, false, nil
 		}
 	}
-	cl, err = r.newClient(clientConfig(pc.Spec, creds))
+	cfg := clientConfig(pc.Spec, creds)
+	cfg.Metrics = r.clients.Metrics().Connection(pc.GetName())
+	cl, err = r.newClient(cfg)
 	return cl, true, err
 }
 

@@ -253,6 +253,7 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.VirtualMachine) (ma
 	case ownMine, ownMineNewUID:
 		cr.Status.VMID = int32(vmid) //nolint:gosec // vmidOf bounds it
 	}
+	followCreateTask(cr)
 	if err := e.refreshTask(ctx, cr, o); err != nil {
 		return managed.ExternalObservation{}, err
 	}
@@ -429,6 +430,17 @@ func (e *external) refreshTask(ctx context.Context, cr *v1alpha1.VirtualMachine,
 		e.record.Event(cr, event.Warning("TaskFailed", errors.Errorf("Proxmox VE task %s failed: %s", lt.Type, ts.ExitStatus)))
 	}
 	return nil
+}
+
+// followCreateTask makes the clone or create task that Create started the
+// last task once the guest is in place, so it is followed to its end like
+// the tasks Update starts: its result shows in status.lastTask and the
+// client layer measures it. Create cannot record it there itself: the
+// reconciler keeps only the annotations Create sets.
+func followCreateTask(cr *v1alpha1.VirtualMachine) {
+	if upid := cr.GetAnnotations()[annCreateTask]; upid != "" && cr.Status.LastTask == nil {
+		recordTask(cr, upid)
+	}
 }
 
 // taskUnderway reports whether the last task we started was still running
