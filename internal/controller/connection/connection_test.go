@@ -202,9 +202,11 @@ func TestMissingKey(t *testing.T) {
 	if _, err := hs.Provider.Clients.Get(pc.Name); !errors.Is(err, pve.ErrNotReady) {
 		t.Errorf("client cache Get = %v, want ErrNotReady", err)
 	}
+	hs.waitReadyGauge(t, pc.Name, 0)
 
 	hs.updateSecret(t, ns, "pve-token", map[string]string{"token": "nokey-secret-0f9e"})
 	hs.waitReady(t, pc.Name, corev1.ConditionTrue, v1alpha1.ReasonAvailable)
+	hs.waitReadyGauge(t, pc.Name, 1)
 }
 
 // Rotating a token: the Secret gets the new secret, PVE only accepts the new

@@ -29,10 +29,13 @@ import (
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
+	"github.com/kubemox/provider-proxmox/internal/metrics"
+	"github.com/kubemox/provider-proxmox/internal/metrics/metricstest"
 	"github.com/kubemox/provider-proxmox/internal/provider"
 	"github.com/kubemox/provider-proxmox/internal/provider/providertest"
 	"github.com/kubemox/provider-proxmox/internal/testenv"
@@ -150,4 +153,23 @@ func (hs *harness) waitReady(t *testing.T, name string, status corev1.ConditionS
 // simSpec is a connection to the shared simulator with its CA trusted.
 func (hs *harness) simSpec() v1alpha1.ProxmoxConnectionSpec {
 	return v1alpha1.ProxmoxConnectionSpec{Endpoint: hs.Sim.URL(), CABundle: string(hs.Sim.CAPEM())}
+}
+
+// waitReadyGauge waits for the connection-ready gauge of name, which the
+// controller sets once it wrote the Ready condition, to read want.
+func (hs *harness) waitReadyGauge(t *testing.T, name string, want float64) {
+	t.Helper()
+	var (
+		got   float64
+		found bool
+		err   error
+	)
+	providertest.Eventually(t, wait, 100*time.Millisecond, func() bool {
+		var s metricstest.Samples
+		s, err = metricstest.Gather(ctrlmetrics.Registry)
+		got, found = s.Sum(metrics.ConnectionReady, map[string]string{metrics.LabelConnection: name})
+		return err == nil && found && got == want
+	}, func() string {
+		return fmt.Sprintf("%s{connection=%q} = %v (present %v, gather error %v), want %v", metrics.ConnectionReady, name, got, found, err, want)
+	})
 }
