@@ -18,6 +18,10 @@
 //     the transport so every go-proxmox call path is covered;
 //   - go-proxmox gets a logger that drops everything: at debug level it prints
 //     request and response bodies, passwords included.
+//   - with Config.Metrics, each attempt on the wire is counted and timed under
+//     its route template (RouteTemplate: PVE's path grammar, no name or id),
+//     and a task started through the client is timed until a status read
+//     first sees it finished.
 //
 // Cache hands clients out per ProxmoxConnection and retires replaced ones.
 package proxmox

@@ -118,17 +118,18 @@ func TestMetricsAfterCreateAndRotation(t *testing.T) {
 	if err := h.Sim.AddTemplate(node, templateID, templateName); err != nil {
 		t.Fatal(err)
 	}
-	createConnection(t)
-	waitConnection(t, "Ready", func(pc *v1alpha1.ProxmoxConnection) bool {
-		return pc.Status.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue
-	})
+	if err := h.CreateTokenConnection(ctx, connName, tokenID, credNS, credName, firstSecret); err != nil {
+		t.Fatal(err)
+	}
+	pc := &v1alpha1.ProxmoxConnection{ObjectMeta: metav1.ObjectMeta{Name: connName}}
+	h.WaitFor(t, pc, "Ready", wait, func() bool { return pc.Status.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue })
 
 	ns := h.Namespace(t, "metrics-")
-	vm := &v1alpha1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: vmName}, Spec: cloneSpec()}
+	vm := &v1alpha1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: vmName}, Spec: vmSpec()}
 	if err := h.Kube.Create(ctx, vm); err != nil {
 		t.Fatal(err)
 	}
-	vm = waitVM(t, ns, "Ready and Synced", func(vm *v1alpha1.VirtualMachine) bool {
+	h.WaitFor(t, vm, "Ready and Synced", wait, func() bool {
 		return vm.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue &&
 			vm.GetCondition(xpv2.TypeSynced).Status == corev1.ConditionTrue
 	})
@@ -189,7 +190,7 @@ func TestMetricsAfterCreateAndRotation(t *testing.T) {
 	if err := h.Kube.Delete(ctx, vm); err != nil {
 		t.Fatal(err)
 	}
-	waitGone(t, vm)
+	h.WaitGone(t, vm, wait)
 	deleteUsages(t)
 	if err := h.Kube.Delete(ctx, &v1alpha1.ProxmoxConnection{ObjectMeta: metav1.ObjectMeta{Name: connName}}); err != nil {
 		t.Fatal(err)
@@ -204,32 +205,12 @@ func TestMetricsAfterCreateAndRotation(t *testing.T) {
 	})
 }
 
-func cloneSpec() v1alpha1.VirtualMachineSpec {
+// vmSpec clones the template with its own disks and network.
+func vmSpec() v1alpha1.VirtualMachineSpec {
 	return v1alpha1.VirtualMachineSpec{
 		ConnectionRef: &v1alpha1.ConnectionReference{Name: connName},
 		Name:          vmName, NodeName: node,
-		Template: &v1alpha1.VirtualMachineCloneSpec{Name: templateName, VirtualMachineHardware: v1alpha1.VirtualMachineHardware{
-			Cores: 2, Socket: 1, Memory: 2048,
-			Disk:    []v1alpha1.VirtualMachineDisk{{Storage: "local-lvm", Size: 16, Device: "scsi0"}},
-			Network: []v1alpha1.VirtualMachineNetwork{{Model: "virtio", Bridge: "vmbr0"}},
-		}},
-	}
-}
-
-// createConnection creates the connection, its token read from a Secret.
-func createConnection(t *testing.T) {
-	t.Helper()
-	for _, o := range []client.Object{
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: credNS}},
-		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: credNS, Name: credName}, StringData: map[string]string{"token": firstSecret}},
-		&v1alpha1.ProxmoxConnection{ObjectMeta: metav1.ObjectMeta{Name: connName}, Spec: v1alpha1.ProxmoxConnectionSpec{
-			Endpoint: h.Sim.URL(), TokenID: tokenID, CABundle: string(h.Sim.CAPEM()),
-			SecretFrom: &v1alpha1.SecretKeySelector{Name: credName, Namespace: credNS, Key: "token"},
-		}},
-	} {
-		if err := h.Kube.Create(context.Background(), o); err != nil && !kerrors.IsAlreadyExists(err) {
-			t.Fatal(err)
-		}
+		Template: &v1alpha1.VirtualMachineCloneSpec{Name: templateName, VirtualMachineHardware: v1alpha1.VirtualMachineHardware{Cores: 1, Memory: 1024}},
 	}
 }
 
@@ -244,11 +225,12 @@ func rotate(t *testing.T) {
 		t.Fatal(err)
 	}
 	sec.Data = nil
-	sec.StringData = map[string]string{"token": secondSecret}
+	sec.StringData = map[string]string{providertest.TokenSecretKey: secondSecret}
 	if err := h.Kube.Update(ctx, sec); err != nil {
 		t.Fatal(err)
 	}
-	waitConnection(t, "Ready with the rotated Secret", func(pc *v1alpha1.ProxmoxConnection) bool {
+	pc := &v1alpha1.ProxmoxConnection{ObjectMeta: metav1.ObjectMeta{Name: connName}}
+	h.WaitFor(t, pc, "Ready with the rotated Secret", wait, func() bool {
 		return pc.Status.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue &&
 			len(pc.Status.ObservedSecrets) > 0 && pc.Status.ObservedSecrets[0].ResourceVersion == sec.ResourceVersion
 	})
@@ -329,36 +311,4 @@ func proxmoxSeries(s metricstest.Samples) string {
 		}
 	}
 	return b.String()
-}
-
-func waitConnection(t *testing.T, what string, cond func(*v1alpha1.ProxmoxConnection) bool) {
-	t.Helper()
-	pc := &v1alpha1.ProxmoxConnection{}
-	providertest.Eventually(t, wait, 200*time.Millisecond, func() bool {
-		return h.Kube.Get(context.Background(), types.NamespacedName{Name: connName}, pc) == nil && cond(pc)
-	}, func() string {
-		return fmt.Sprintf("ProxmoxConnection %s: not %s after %s; status %+v", connName, what, wait, pc.Status)
-	})
-}
-
-func waitVM(t *testing.T, ns, what string, cond func(*v1alpha1.VirtualMachine) bool) *v1alpha1.VirtualMachine {
-	t.Helper()
-	vm := &v1alpha1.VirtualMachine{}
-	providertest.Eventually(t, wait, 250*time.Millisecond, func() bool {
-		return h.Kube.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: vmName}, vm) == nil && cond(vm)
-	}, func() string {
-		return fmt.Sprintf("VirtualMachine %s/%s: not %s after %s; status %+v", ns, vmName, what, wait, vm.Status)
-	})
-	return vm
-}
-
-func waitGone(t *testing.T, vm *v1alpha1.VirtualMachine) {
-	t.Helper()
-	var err error
-	providertest.Eventually(t, wait, 250*time.Millisecond, func() bool {
-		err = h.Kube.Get(context.Background(), client.ObjectKeyFromObject(vm), &v1alpha1.VirtualMachine{})
-		return kerrors.IsNotFound(err)
-	}, func() string {
-		return fmt.Sprintf("VirtualMachine %s/%s still exists after %s (err %v)", vm.Namespace, vm.Name, wait, err)
-	})
 }

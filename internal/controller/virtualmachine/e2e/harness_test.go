@@ -129,17 +129,8 @@ func (hs *harness) checkNoSecretLeaks() int {
 // setupConnection creates the seed's connection (a token whose secret lives
 // in a Secret) with the simulator's CA trusted, and waits for it.
 func (hs *harness) setupConnection(ctx context.Context) error {
-	for _, o := range []client.Object{
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: credNS}},
-		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: credNS, Name: credName}, StringData: map[string]string{"token": currentSecret}},
-		&v1alpha1.ProxmoxConnection{ObjectMeta: metav1.ObjectMeta{Name: connName}, Spec: v1alpha1.ProxmoxConnectionSpec{
-			Endpoint: hs.Sim.URL(), TokenID: tokenID, CABundle: string(hs.Sim.CAPEM()),
-			SecretFrom: &v1alpha1.SecretKeySelector{Name: credName, Namespace: credNS, Key: "token"},
-		}},
-	} {
-		if err := hs.Kube.Create(ctx, o); err != nil && !kerrors.IsAlreadyExists(err) {
-			return err
-		}
+	if err := hs.CreateTokenConnection(ctx, connName, tokenID, credNS, credName, currentSecret); err != nil {
+		return err
 	}
 	deadline := time.Now().Add(wait)
 	for time.Now().Before(deadline) {
@@ -212,13 +203,7 @@ func (hs *harness) waitReady(t *testing.T, ns, name string) *v1alpha1.VirtualMac
 
 func (hs *harness) waitGone(t *testing.T, ns, name string) {
 	t.Helper()
-	var err error
-	providertest.Eventually(t, wait, 250*time.Millisecond, func() bool {
-		err = hs.Kube.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, &v1alpha1.VirtualMachine{})
-		return kerrors.IsNotFound(err)
-	}, func() string {
-		return fmt.Sprintf("VirtualMachine %s/%s still exists after %s (err %v)", ns, name, wait, err)
-	})
+	hs.WaitGone(t, &v1alpha1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}, wait)
 }
 
 func vmidOf(t *testing.T, vm *v1alpha1.VirtualMachine) int {
