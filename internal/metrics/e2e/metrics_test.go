@@ -70,6 +70,13 @@ const (
 	cloneTook = 1500 * time.Millisecond
 )
 
+// crossplane-runtime's managed resource state metrics, labelled by GVK.
+const (
+	mrExists = "crossplane_managed_resource_exists"
+	mrReady  = "crossplane_managed_resource_ready"
+	mrSynced = "crossplane_managed_resource_synced"
+)
+
 var (
 	env        *testenv.Env
 	h          *providertest.Harness
@@ -172,6 +179,13 @@ func TestMetricsAfterCreateAndRotation(t *testing.T) {
 	}
 	rebuilds, _ := s.Sum(metrics.ClientRebuildsTotal, conn)
 
+	// crossplane-runtime's managed resource state metrics count the VM
+	// (the only one in this test's cluster) once its recorder ticked.
+	vmGVK := map[string]string{"gvk": v1alpha1.VirtualMachineGroupVersionKind.String()}
+	scrapeUntil(t, "the VirtualMachine counted as existing, ready and synced", func(s metricstest.Samples) bool {
+		return s.Has(mrExists, vmGVK, 1) && s.Has(mrReady, vmGVK, 1) && s.Has(mrSynced, vmGVK, 1)
+	})
+
 	rotate(t)
 	s = scrapeUntil(t, "the rebuild after the rotation", func(s metricstest.Samples) bool {
 		n, _ := s.Sum(metrics.ClientRebuildsTotal, conn)
@@ -191,6 +205,9 @@ func TestMetricsAfterCreateAndRotation(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.WaitGone(t, vm, wait)
+	scrapeUntil(t, "no VirtualMachine counted once it is gone", func(s metricstest.Samples) bool {
+		return s.Has(mrExists, vmGVK, 0)
+	})
 	deleteUsages(t)
 	if err := h.Kube.Delete(ctx, &v1alpha1.ProxmoxConnection{ObjectMeta: metav1.ObjectMeta{Name: connName}}); err != nil {
 		t.Fatal(err)
@@ -298,15 +315,15 @@ func scrapeUntil(t *testing.T, what string, cond func(metricstest.Samples) bool)
 		s, err = metricstest.Scrape(context.Background(), metricsURL)
 		return err == nil && cond(s)
 	}, func() string {
-		return fmt.Sprintf("%s: not scraped from %s after %s; last error %v; Proxmox series:\n%s", what, metricsURL, wait, err, proxmoxSeries(s))
+		return fmt.Sprintf("%s: not scraped from %s after %s; last error %v; Proxmox and managed resource series:\n%s", what, metricsURL, wait, err, providerSeries(s))
 	})
 	return s
 }
 
-func proxmoxSeries(s metricstest.Samples) string {
+func providerSeries(s metricstest.Samples) string {
 	var b strings.Builder
 	for _, smp := range s {
-		if strings.HasPrefix(smp.Name, "proxmox_") {
+		if strings.HasPrefix(smp.Name, "proxmox_") || strings.HasPrefix(smp.Name, "crossplane_managed_resource_") {
 			fmt.Fprintf(&b, "  %s %v\n", smp, smp.Value)
 		}
 	}

@@ -130,6 +130,13 @@ func (s Samples) Sum(name string, match map[string]string) (float64, bool) {
 	return sum, found
 }
 
+// Has reports whether exactly one sample is named name with labels
+// including match, and it has value want.
+func (s Samples) Has(name string, match map[string]string, want float64) bool {
+	got := s.Select(name, match)
+	return len(got) == 1 && got[0].Value == want
+}
+
 // Select returns the samples named name whose labels include every one of
 // match.
 func (s Samples) Select(name string, match map[string]string) Samples {
