@@ -162,7 +162,7 @@ func New(cfg *rest.Config, o Options) (*Provider, error) {
 	if err := customresourcesgate.Setup(mgr, co); err != nil {
 		return nil, errors.Wrap(err, errGate)
 	}
-	setups := gated.New(gate, co.Logger)
+	setups := gated.New(gate, mgr.GetRESTMapper(), co.Logger)
 	if err := mgr.AddReadyzCheck("controllers", setups.Check); err != nil {
 		return nil, errors.Wrap(err, errReadyz)
 	}

@@ -22,7 +22,9 @@ limitations under the License.
 // started. A controller set up before its CRD is served fails (informers and
 // field indexes need a REST mapping), so each controller is registered with
 // crossplane-runtime's CRD gate and set up when the gate sees every kind it
-// needs established and served. Until then it is pending, which is healthy: a
+// needs established and served, and the manager's REST mapper (which learns
+// kinds from API discovery, a moment after the CRD is established) can map
+// them. Until then it is pending, which is healthy: a
 // provider whose kinds are not active yet has nothing to do. A setup that
 // fails is logged by the gate's callback only; Setups keeps the error so that
 // the readiness check fails and names the kind.
@@ -37,7 +39,9 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -48,8 +52,9 @@ import (
 
 // Setups runs controller setups through a gate and tracks their outcome.
 type Setups struct {
-	gate controller.Gate
-	log  logging.Logger
+	gate   controller.Gate
+	mapper meta.RESTMapper
+	log    logging.Logger
 
 	mu      sync.Mutex
 	pending map[string]bool
@@ -58,10 +63,12 @@ type Setups struct {
 	changed chan struct{}
 }
 
-// New returns Setups registering with g.
-func New(g controller.Gate, log logging.Logger) *Setups {
+// New returns Setups registering with g. mapper must be the one the
+// controllers' informers use (the manager's).
+func New(g controller.Gate, mapper meta.RESTMapper, log logging.Logger) *Setups {
 	return &Setups{
 		gate:    g,
+		mapper:  mapper,
 		log:     log,
 		pending: map[string]bool{},
 		failed:  map[string]error{},
@@ -77,11 +84,14 @@ func (s *Setups) Register(name string, setup func() error, needs ...schema.Group
 	s.pending[name] = true
 	s.mu.Unlock()
 	s.log.Debug("Waiting for kinds to be served before setting up a controller", "controller", name, "kinds", kinds(needs))
-	s.gate.Register(func() { s.run(name, setup) }, needs...)
+	s.gate.Register(func() { s.run(name, setup, needs) }, needs...)
 }
 
-func (s *Setups) run(name string, setup func() error) {
-	err := setup()
+func (s *Setups) run(name string, setup func() error, needs []schema.GroupVersionKind) {
+	err := s.waitUntilMapped(needs)
+	if err == nil {
+		err = setup()
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.pending, name)
@@ -93,6 +103,26 @@ func (s *Setups) run(name string, setup func() error) {
 	}
 	close(s.changed)
 	s.changed = make(chan struct{})
+}
+
+// waitUntilMapped waits until the REST mapper maps every kind in needs. The
+// gate opens when a CRD is established, but API discovery, from which the
+// mapper learns kinds, can lag behind; a setup started in between fails with
+// "no matches for kind" and, having perhaps registered half of itself, could
+// not simply be run again.
+func (s *Setups) waitUntilMapped(needs []schema.GroupVersionKind) error {
+	ctx, cancel := context.WithTimeout(context.Background(), mappingTimeout)
+	defer cancel()
+	for _, gvk := range needs {
+		err := wait.PollUntilContextCancel(ctx, mappingPoll, true, func(context.Context) (bool, error) {
+			_, err := s.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+			return err == nil, nil
+		})
+		if err != nil {
+			return errors.Errorf("the API server serves %s but its discovery does not list it after %s", gvk, mappingTimeout)
+		}
+	}
+	return nil
 }
 
 // Check is a readiness check: it fails while any setup has failed, naming
@@ -150,6 +180,13 @@ func kinds(gvks []schema.GroupVersionKind) []string {
 	}
 	return out
 }
+
+const (
+	// mappingTimeout bounds the wait for discovery to list a kind whose CRD
+	// is established; it takes well under a second.
+	mappingTimeout = time.Minute
+	mappingPoll    = 100 * time.Millisecond
+)
 
 // indexTimeout bounds building a field index. Once the manager runs, indexing
 // a kind starts its informer and waits for the informer's first list.

@@ -20,10 +20,12 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/gate"
@@ -38,7 +40,8 @@ var (
 
 func TestSetupsRunOnlyOnceEveryKindIsServed(t *testing.T) {
 	g := &gate.Gate[schema.GroupVersionKind]{}
-	s := New(g, logging.NewNopLogger())
+	mapper := newMapper(vm, connection, usage)
+	s := New(g, mapper, logging.NewNopLogger())
 	ran := make(chan string, 2)
 	s.Register("ProxmoxConnection", func() error { ran <- "ProxmoxConnection"; return nil }, connection, usage)
 	s.Register("VirtualMachine", func() error { ran <- "VirtualMachine"; return nil }, vm)
@@ -75,7 +78,8 @@ func TestSetupsRunOnlyOnceEveryKindIsServed(t *testing.T) {
 
 func TestFailedSetupFailsTheReadinessCheckNamingTheKind(t *testing.T) {
 	g := &gate.Gate[schema.GroupVersionKind]{}
-	s := New(g, logging.NewNopLogger())
+	mapper := newMapper(vm)
+	s := New(g, mapper, logging.NewNopLogger())
 	s.Register("VirtualMachine", func() error { return errors.New("cannot index by spec.providerConfigRef.resolvedName") }, vm)
 	g.Set(vm, true)
 
@@ -96,7 +100,7 @@ func TestFailedSetupFailsTheReadinessCheckNamingTheKind(t *testing.T) {
 }
 
 func TestWaitSaysWhichKindsAreStillPending(t *testing.T) {
-	s := New(&gate.Gate[schema.GroupVersionKind]{}, logging.NewNopLogger())
+	s := New(&gate.Gate[schema.GroupVersionKind]{}, newMapper(vm), logging.NewNopLogger())
 	s.Register("VirtualMachine", func() error { return nil }, vm)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
@@ -104,6 +108,64 @@ func TestWaitSaysWhichKindsAreStillPending(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "VirtualMachine") {
 		t.Errorf("Wait() with a kind never served: want an error naming VirtualMachine, got %v", err)
 	}
+}
+
+// Discovery lists a kind a moment after its CRD is established: the setup
+// must wait for the mapping rather than fail with "no matches for kind".
+func TestSetupWaitsUntilDiscoveryMapsTheKind(t *testing.T) {
+	g := &gate.Gate[schema.GroupVersionKind]{}
+	mapper := newMapper()
+	s := New(g, mapper, logging.NewNopLogger())
+	ran := make(chan string, 1)
+	s.Register("VirtualMachine", func() error { ran <- "VirtualMachine"; return nil }, vm)
+	g.Set(vm, true)
+
+	select {
+	case <-ran:
+		t.Fatal("the setup ran before the REST mapper knew VirtualMachine")
+	case <-time.After(3 * mappingPoll):
+	}
+	mapper.learn(vm)
+	if got := receive(t, ran); got != "VirtualMachine" {
+		t.Fatalf("setup: want VirtualMachine, got %s", got)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.Wait(ctx); err != nil {
+		t.Errorf("Wait(): %v", err)
+	}
+}
+
+// mapper maps the kinds it has learnt, as the manager's REST mapper does
+// once API discovery lists them.
+type mapper struct {
+	meta.RESTMapper
+	mu    sync.Mutex
+	known map[schema.GroupVersionKind]bool
+}
+
+func newMapper(gvks ...schema.GroupVersionKind) *mapper {
+	m := &mapper{known: map[schema.GroupVersionKind]bool{}}
+	m.learn(gvks...)
+	return m
+}
+
+func (m *mapper) learn(gvks ...schema.GroupVersionKind) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, gvk := range gvks {
+		m.known[gvk] = true
+	}
+}
+
+func (m *mapper) RESTMapping(gk schema.GroupKind, versions ...string) (*meta.RESTMapping, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	gvk := gk.WithVersion(versions[0])
+	if !m.known[gvk] {
+		return nil, &meta.NoKindMatchError{GroupKind: gk, SearchedVersions: versions}
+	}
+	return &meta.RESTMapping{GroupVersionKind: gvk, Scope: meta.RESTScopeNamespace}, nil
 }
 
 func receive(t *testing.T, ch <-chan string) string {

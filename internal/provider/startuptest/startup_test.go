@@ -34,6 +34,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -185,6 +186,29 @@ func TestStartsWithoutCRDsAndPicksUpEachKindAsItIsServed(t *testing.T) {
 	if strings.Contains(p.Logs(), "Cannot set up controller") {
 		t.Errorf("a controller setup failed:\n%s", p.Tail())
 	}
+
+	// Objects go before their CRDs (the test's cleanup), while the provider
+	// still runs to release their finalizers. envtest runs no garbage
+	// collector, so the VM's ProviderConfigUsage, which it owns, is deleted
+	// here as the collector would.
+	deleteAndWait(ctx, t, h, kube, vm)
+	if err := kube.DeleteAllOf(ctx, &v1alpha1.ProviderConfigUsage{}, client.InNamespace(ns.Name)); err != nil {
+		t.Fatal(err)
+	}
+	deleteAndWait(ctx, t, h, kube, pc)
+	if n := len(sim.Guests()); n != 1 {
+		t.Errorf("guests in the simulator after the VM's deletion = %d, want the template only", n)
+	}
+}
+
+func deleteAndWait(ctx context.Context, t *testing.T, h *health, kube client.Client, o client.Object) {
+	t.Helper()
+	if err := kube.Delete(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	h.eventually(fmt.Sprintf("%T %s to be deleted", o, o.GetName()), func() bool {
+		return kerrors.IsNotFound(kube.Get(ctx, client.ObjectKeyFromObject(o), o))
+	})
 }
 
 // health probes the provider's health endpoints, failing the test, with
@@ -281,7 +305,9 @@ func packageCRDs(t *testing.T) map[string]*apiextensionsv1.CustomResourceDefinit
 	return crds
 }
 
-// installCRD creates the CRD of kind and waits until it is established.
+// installCRD creates the CRD of kind and waits until it is established. The
+// test's cleanup deletes it again (with every object of its kind) and waits
+// until it is gone, so the next run starts with no CRD again.
 func installCRD(ctx context.Context, t *testing.T, kube client.Client, crds map[string]*apiextensionsv1.CustomResourceDefinition, kind string) {
 	t.Helper()
 	crd, ok := crds[kind]
@@ -291,6 +317,7 @@ func installCRD(ctx context.Context, t *testing.T, kube client.Client, crds map[
 	if err := kube.Create(ctx, crd.DeepCopy()); err != nil {
 		t.Fatalf("create CRD %s: %v", crd.Name, err)
 	}
+	t.Cleanup(func() { uninstallCRD(t, kube, crd.Name) })
 	deadline := time.Now().Add(wait)
 	for {
 		got := &apiextensionsv1.CustomResourceDefinition{}
@@ -301,6 +328,24 @@ func installCRD(ctx context.Context, t *testing.T, kube client.Client, crds map[
 			t.Fatalf("CRD %s not established after %s", crd.Name, wait)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func uninstallCRD(t *testing.T, kube client.Client, name string) {
+	t.Helper()
+	ctx := context.Background()
+	crd := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if err := kube.Delete(ctx, crd); client.IgnoreNotFound(err) != nil {
+		t.Errorf("delete CRD %s: %v", name, err)
+		return
+	}
+	deadline := time.Now().Add(wait)
+	for err := kube.Get(ctx, types.NamespacedName{Name: name}, crd); !kerrors.IsNotFound(err); err = kube.Get(ctx, types.NamespacedName{Name: name}, crd) {
+		if time.Now().After(deadline) {
+			t.Errorf("CRD %s still there %s after its deletion", name, wait)
+			return
+		}
+		time.Sleep(250 * time.Millisecond)
 	}
 }
 
