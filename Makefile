@@ -25,8 +25,8 @@ generate:
 
 # Fails when checked-in generated code differs from what `make generate` produces.
 check-generate: generate
-	@git diff --exit-code -- apis package/crds || { echo "generated code is stale: run make generate and commit"; exit 1; }
-	@untracked=$$(git ls-files --others --exclude-standard -- apis package/crds); \
+	@git diff --exit-code -- apis package/crds package/mrds || { echo "generated code is stale: run make generate and commit"; exit 1; }
+	@untracked=$$(git ls-files --others --exclude-standard -- apis package/crds package/mrds); \
 	if [ -n "$$untracked" ]; then echo "generated files not committed:"; echo "$$untracked"; exit 1; fi
 
 vet:

@@ -22,6 +22,10 @@ limitations under the License.
 
 //go:generate rm -rf ../package/crds
 //go:generate go run -tags generate sigs.k8s.io/controller-tools/cmd/controller-gen object:headerFile=../hack/boilerplate.go.txt paths=./... crd:crdVersions=v1 output:artifacts:config=../package/crds
+
+// The package ships ProxmoxConnection as an MRD that is always Active (see
+// hack/mrdgen), generated from its CRD so the two never disagree.
+//go:generate go run ../hack/mrdgen --crds ../package/crds --out ../package/mrds
 //go:generate go run -tags generate github.com/crossplane/crossplane-tools/cmd/angryjet generate-methodsets --header-file=../hack/boilerplate.go.txt ./...
 
 package apis

@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/kubemox/provider-proxmox/internal/provider"
+	"github.com/kubemox/provider-proxmox/internal/version"
 )
 
 // flags are the command line of the provider.
@@ -48,6 +49,7 @@ type flags struct {
 func parseFlags(args []string) (flags, error) {
 	var f flags
 	app := kingpin.New(filepath.Base(os.Args[0]), "Crossplane provider for Proxmox VE.").DefaultEnvars()
+	app.Version(version.Version)
 	app.Flag("debug", "Run with debug logging.").Short('d').BoolVar(&f.debug)
 	app.Flag("sync", "How often all resources are listed again from the API server.").Short('s').Default("1h").DurationVar(&f.syncPeriod)
 	app.Flag("poll", "How often each resource is checked for drift, and each connection's credentials verified.").Default("1m").DurationVar(&f.pollInterval)
@@ -97,7 +99,7 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	zl.Info("Starting provider-proxmox", "sync", f.syncPeriod, "poll", f.pollInterval,
+	zl.Info("Starting provider-proxmox", "version", version.Version, "sync", f.syncPeriod, "poll", f.pollInterval,
 		"max-reconcile-rate", f.maxReconcileRate, "management-policies", f.enableManagementPolicies)
 	return p.Start(ctrl.SetupSignalHandler())
 }
