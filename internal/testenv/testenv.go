@@ -130,14 +130,52 @@ func BinaryAssetsDir() (string, error) {
 	if dir := os.Getenv("KUBEBUILDER_ASSETS"); dir != "" {
 		return dir, nil
 	}
+	cache, err := toolCacheDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(cache, "bin"), nil
+}
+
+// Tool is the path of a binary cluster/local/build-tools.sh built into the tool cache
+// (crossplane, crossplane-core, crane, ...), or an error saying how to build it.
+func Tool(name string) (string, error) {
+	dir, err := BinaryAssetsDir()
+	if err != nil {
+		return "", err
+	}
+	if err := checkBinaries(dir, []string{name}); err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, name), nil
+}
+
+// CrossplaneCRDDir holds Crossplane's own CRDs (XRDs, Compositions, activation policies,
+// ...), which build-tools.sh copies from the Crossplane core module into the tool cache.
+func CrossplaneCRDDir() (string, error) {
+	cache, err := toolCacheDir()
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(cache, "crossplane-crds")
+	if _, err := os.Stat(dir); err != nil {
+		return "", errors.Wrapf(err, "Crossplane's CRDs are not in %s: run `make tools` "+
+			"(or set %s=1 to skip integration tests)", dir, SkipEnvVar)
+	}
+	return dir, nil
+}
+
+// toolCacheDir is where build-tools.sh keeps what it builds: $PROVIDER_PROXMOX_CACHE, or
+// provider-proxmox in the user cache directory.
+func toolCacheDir() (string, error) {
 	if dir := os.Getenv("PROVIDER_PROXMOX_CACHE"); dir != "" {
-		return filepath.Join(dir, "bin"), nil
+		return dir, nil
 	}
 	cache, err := os.UserCacheDir()
 	if err != nil {
-		return "", errors.Wrap(err, "cannot locate the user cache directory holding the control-plane binaries")
+		return "", errors.Wrap(err, "cannot locate the user cache directory holding the tool binaries")
 	}
-	return filepath.Join(cache, "provider-proxmox", "bin"), nil
+	return filepath.Join(cache, "provider-proxmox"), nil
 }
 
 func checkBinaries(dir string, names []string) error {
