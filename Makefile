@@ -12,13 +12,55 @@ export PVE_API_SCHEMA
 TOOLS_BIN := $(CACHE_DIR)/bin
 export PROVIDER_PROXMOX_CACHE := $(CACHE_DIR)
 
-.PHONY: all build generate check-generate test lint fmt vet tools controlplane-up controlplane-down clean demo demo-down
+.PHONY: all build xpkg xpkg-ca-bundle xpkg-push generate check-generate test lint fmt vet tools controlplane-up controlplane-down clean demo demo-down
+
+# The version stamped into the provider and labelling its image: the git tag on HEAD, else a
+# Go-style pseudo-version of the commit (v0.0.0-yyyymmddhhmmss-abcdefabcdef); -dirty when
+# tracked files differ from the commit.
+ifeq ($(origin VERSION),undefined)
+VERSION := $(shell git describe --tags --exact-match 2>/dev/null || \
+	{ TZ=UTC git log -1 --format=v0.0.0-%cd-%h --abbrev=12 --date=format-local:%Y%m%d%H%M%S 2>/dev/null || echo v0.0.0-unversioned; })$(if $(shell git status --porcelain --untracked-files=no 2>/dev/null),-dirty)
+endif
+REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
+LDFLAGS := -X github.com/kubemox/provider-proxmox/internal/version.Version=$(VERSION)
 
 all: build
 
 build:
-	$(GO) build -o $(BIN)/provider ./cmd/provider
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/provider ./cmd/provider
 	$(GO) build -o $(BIN)/pvesim ./cmd/pvesim
+
+# The Crossplane package, built without Docker by cluster/images/provider-proxmox: for each of
+# PLATFORMS, cmd/provider cross-built with CGO_ENABLED=0, a distroless-like runtime image around
+# it (_output/images/provider-proxmox-ARCH.tar, `docker load`-able) and `crossplane xpkg build`
+# of package/ and examples/ with that image: _output/xpkg/provider-proxmox-ARCH.xpkg.
+PLATFORMS ?= linux/amd64 linux/arm64
+OUTPUT := _output
+CA_BUNDLE ?= /etc/ssl/certs/ca-certificates.crt
+XPKG_FILES = $(foreach p,$(PLATFORMS),$(OUTPUT)/xpkg/provider-proxmox-$(lastword $(subst /, ,$(p))).xpkg)
+
+xpkg: xpkg-ca-bundle
+	@cluster/local/build-tools.sh crossplane >/dev/null
+	@set -e; for platform in $(PLATFORMS); do \
+		os=$${platform%/*}; arch=$${platform#*/}; \
+		$(GO) run ./cluster/images/provider-proxmox --platform $$platform --version $(VERSION) --revision $(REVISION) \
+			--go $(GO) --ca-bundle $(CA_BUNDLE) --crossplane $(TOOLS_BIN)/crossplane \
+			--binary $(OUTPUT)/bin/$${os}_$${arch}/provider \
+			--runtime-tarball $(OUTPUT)/images/provider-proxmox-$$arch.tar \
+			--xpkg $(OUTPUT)/xpkg/provider-proxmox-$$arch.xpkg; \
+	done
+
+# The runtime image trusts the build machine's CA bundle; Debian's ca-certificates provides it.
+xpkg-ca-bundle:
+	@[ -s $(CA_BUNDLE) ] || { echo "xpkg: $(CA_BUNDLE) is missing: installing Debian's ca-certificates (apt-get) for the runtime image's CA bundle"; \
+		apt-get update -qq && apt-get install -y -qq --no-install-recommends ca-certificates; }
+
+# Pushes the packages of PLATFORMS as REGISTRY:TAG; several become one image index, one entry
+# per platform. Example: make xpkg-push REGISTRY=127.0.0.1:5000/provider-proxmox TAG=v0.1.0
+TAG ?= $(VERSION)
+xpkg-push: xpkg
+	@[ -n "$(REGISTRY)" ] || { echo "xpkg-push: set REGISTRY, e.g. REGISTRY=127.0.0.1:5000/provider-proxmox"; exit 1; }
+	$(TOOLS_BIN)/crossplane xpkg push -f "$$(echo $(XPKG_FILES) | tr " " ,)" $(REGISTRY):$(TAG)
 
 generate:
 	$(GO) generate -tags generate ./apis/...
@@ -57,7 +99,7 @@ controlplane-down:
 	cluster/local/controlplane.sh down
 
 clean:
-	rm -rf $(BIN)
+	rm -rf $(BIN) $(OUTPUT)
 
 # The main job: simulator + local control plane + provider, the seed's VM sample applied and
 # Ready; left running (stop with `make demo-down`).
