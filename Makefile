@@ -82,7 +82,8 @@ lint: vet
 
 # Integration packages each run one real API server; -p 1 keeps a 2-core machine from running
 # several at once. SKIP_INTEGRATION=1 skips them, and the minutes-long tools build with them.
-test: $(if $(filter 1,$(SKIP_INTEGRATION)),,tools)
+# test/xpkg builds the runtime image, CA bundle included.
+test: xpkg-ca-bundle $(if $(filter 1,$(SKIP_INTEGRATION)),,tools)
 	KUBEBUILDER_ASSETS=$(TOOLS_BIN) $(GO) test -count=1 -p 1 ./...
 
 # Builds the control-plane binaries and the Crossplane tools (core, CLI, crane,
