@@ -1,6 +1,7 @@
 package pvesim
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -87,7 +88,8 @@ func FuzzDecodeParams(f *testing.F) {
 	f.Fuzz(func(t *testing.T, contentType, query string, body []byte) {
 		params, err := decodeParams(contentType, query, body)
 		if err != nil {
-			if _, ok := err.(*apiError); !ok {
+			var ae *apiError
+			if !errors.As(err, &ae) {
 				t.Fatalf("decoder error is not a PVE error: %T %v", err, err)
 			}
 			return

@@ -238,7 +238,8 @@ func (s *Server) serveAPI(w http.ResponseWriter, hr *http.Request, rel string) {
 
 // failAuth answers a failed authentication, delayed like pveproxy delays every 401.
 func (s *Server) failAuth(w http.ResponseWriter, err error) {
-	if ae, ok := err.(*apiError); ok && ae.Status == http.StatusUnauthorized && s.opts.AuthFailDelay > 0 {
+	var ae *apiError
+	if errors.As(err, &ae) && ae.Status == http.StatusUnauthorized && s.opts.AuthFailDelay > 0 {
 		select {
 		case <-time.After(s.opts.AuthFailDelay):
 		case <-s.stopCh:

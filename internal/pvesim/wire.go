@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 )
 
 // apiError is an error that the router turns into PVE's error envelope.
@@ -84,8 +86,8 @@ func writeEncoded(w http.ResponseWriter, data []byte) {
 
 // writeError renders err as PVE does: the message ends with a newline in the body.
 func writeError(w http.ResponseWriter, err error) {
-	ae, ok := err.(*apiError)
-	if !ok {
+	var ae *apiError
+	if !errors.As(err, &ae) {
 		ae = errInternal("%s", err.Error())
 	}
 	msg := ae.Message
