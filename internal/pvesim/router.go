@@ -148,7 +148,6 @@ func (c credential) name() string {
 // request is one validated API call.
 type request struct {
 	method   string
-	path     string
 	template string
 	params   map[string]string
 	cred     credential
