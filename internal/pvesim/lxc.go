@@ -682,18 +682,11 @@ func (s *Server) lxcCloneSource(src *guest, target string, full bool, r *request
 		}
 		v := srcCfg[k]
 		if isLXCDiskKey(k) {
-			vol, _ := driveVolume(v)
-			st, _, ok := s.findVolume(src.Node, vol)
-			if !ok {
-				return nil, errInternal("unable to clone mountpoint '%s' (type bind)", k)
+			mountShared, err := s.lxcCheckCloneMount(src, k, v, full, r)
+			if err != nil {
+				return nil, err
 			}
-			if r.has("storage") {
-				st, _ = s.st.storage(src.Node, r.str("storage"))
-			}
-			shared = shared && st != nil && st.Shared
-			if full && src.running() && !r.has("snapname") {
-				return nil, errInternal("Cannot do full clones on a running container without snapshots")
-			}
+			shared = shared && mountShared
 		}
 		if base, idx, ok := splitIndexed(k); ok && base == "net" {
 			v = lxcRegenHWAddr(v, r.int("newid"), idx)
@@ -710,6 +703,23 @@ func (s *Server) lxcCloneSource(src *guest, target string, full bool, r *request
 		out["description"] = r.str("description")
 	}
 	return out, nil
+}
+
+// lxcCheckCloneMount makes pve-container's checks of mount point k (value v) before a
+// clone and reports whether the storage its copy lands on is shared.
+func (s *Server) lxcCheckCloneMount(src *guest, k, v string, full bool, r *request) (bool, error) {
+	vol, _ := driveVolume(v)
+	st, _, ok := s.findVolume(src.Node, vol)
+	if !ok {
+		return false, errInternal("unable to clone mountpoint '%s' (type bind)", k)
+	}
+	if r.has("storage") {
+		st, _ = s.st.storage(src.Node, r.str("storage"))
+	}
+	if full && src.running() && !r.has("snapname") {
+		return false, errInternal("Cannot do full clones on a running container without snapshots")
+	}
+	return st != nil && st.Shared, nil
 }
 
 // lxcCloneMounts copies (full) or links every mount point into the new container.

@@ -452,7 +452,7 @@ func handleQemuConfigPost(s *Server, r *request) (any, error) {
 	}
 	vmid := g.VMID
 	upid := s.startTask(r, taskDef{Type: "qmconfig", ID: strconv.Itoa(vmid), Node: g.Node,
-		Finish: func(t *task) error {
+		Finish: func(_ *task) error {
 			cur, ok := s.st.guests[vmid]
 			if !ok {
 				return errNoConfig(KindQemu, r.node(), vmid)

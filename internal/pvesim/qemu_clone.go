@@ -39,7 +39,7 @@ func handleQemuClone(s *Server, r *request) (any, error) {
 	}
 	var created *guest
 	return s.startTask(r, taskDef{Type: "qmclone", ID: strconv.Itoa(src.VMID), Node: src.Node,
-		Begin: func(t *task) error {
+		Begin: func(_ *task) error {
 			g, err := s.beginClone(src, r, o)
 			created = g
 			return err
@@ -146,7 +146,7 @@ func (s *Server) finishClone(src, g *guest, o cloneOpts, t *task) error {
 		}
 	}
 	for _, k := range driveKeys(src, cfg) {
-		nv, err := s.cloneDrive(src, g, k, cfg[k], o)
+		nv, err := s.cloneDrive(src, g, cfg[k], o)
 		if err != nil {
 			return err
 		}
@@ -160,13 +160,7 @@ func (s *Server) finishClone(src, g *guest, o cloneOpts, t *task) error {
 			cfg[k] = normalizeNet(netWithoutMAC(cfg[k]), g.VMID, idx)
 		}
 	}
-	cfg["name"] = o.name
-	if o.name == "" {
-		cfg["name"] = "Copy-of-VM-" + src.name()
-		if src.name() == "" {
-			cfg["name"] = fmt.Sprintf("Copy-of-VM-%d", src.VMID)
-		}
-	}
+	cfg["name"] = cloneName(src, o.name)
 	delete(cfg, "description")
 	if d, ok := srcCfg["description"]; ok {
 		cfg["description"] = d
@@ -188,6 +182,17 @@ func (s *Server) finishClone(src, g *guest, o cloneOpts, t *task) error {
 	return nil
 }
 
+// cloneName is the name asked for, else PVE's "Copy-of-VM-" and the source's name or VMID.
+func cloneName(src *guest, name string) string {
+	switch {
+	case name != "":
+		return name
+	case src.name() != "":
+		return "Copy-of-VM-" + src.name()
+	}
+	return fmt.Sprintf("Copy-of-VM-%d", src.VMID)
+}
+
 // netWithoutMAC drops the MAC of a NIC so that the clone gets its own.
 func netWithoutMAC(v string) string {
 	m, err := parsePropertyString(qemuNetFormat, v)
@@ -205,7 +210,7 @@ func netWithoutMAC(v string) string {
 
 // cloneDrive copies one drive: full clones get a new disk, linked clones a child of the
 // base image; the cloud-init drive is recreated; CD-ROMs are shared.
-func (s *Server) cloneDrive(src, g *guest, key, value string, o cloneOpts) (string, error) {
+func (s *Server) cloneDrive(src, g *guest, value string, o cloneOpts) (string, error) {
 	vol, opts := driveVolume(value)
 	if strings.Contains(vol, "cloudinit") {
 		stID, _, _ := splitVolID(vol)
@@ -229,11 +234,10 @@ func (s *Server) cloneDrive(src, g *guest, key, value string, o cloneOpts) (stri
 			base = name[i+1:]
 		}
 		child := st.freeDiskName("vm", g.VMID)
-		childID, format := st.volumeName(g.VMID, child)
+		_, format := st.volumeName(g.VMID, child)
+		childID := fmt.Sprintf("%s:%d/%s/%d/%s.qcow2", st.ID, src.VMID, base, g.VMID, child)
 		if st.Type == "lvmthin" {
 			childID = st.ID + ":" + base + "/" + child
-		} else {
-			childID = fmt.Sprintf("%s:%d/%s/%d/%s.qcow2", st.ID, src.VMID, base, g.VMID, child)
 		}
 		st.addVolume(&volume{VolID: childID, Format: format, Size: sv.Size, VMID: g.VMID, CTime: sv.CTime, Content: "images", Parent: vol})
 		return driveValue(childID, opts), nil

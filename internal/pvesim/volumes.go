@@ -54,13 +54,13 @@ func (st *storage) volumeName(vmid int, name string) (string, string) {
 func (st *storage) freeDiskName(prefix string, vmid int) string {
 	for n := 0; ; n++ {
 		name := fmt.Sprintf("%s-%d-disk-%d", prefix, vmid, n)
-		if !st.hasVolumeNamed(vmid, name) {
+		if !st.hasVolumeNamed(name) {
 			return name
 		}
 	}
 }
 
-func (st *storage) hasVolumeNamed(vmid int, name string) bool {
+func (st *storage) hasVolumeNamed(name string) bool {
 	other := strings.Replace(name, "vm-", "base-", 1)
 	if strings.HasPrefix(name, "base-") {
 		other = strings.Replace(name, "base-", "vm-", 1)
@@ -103,7 +103,8 @@ func (st *storage) removeVolume(volid string) {
 	}
 	delete(st.Volumes, volid)
 	name := diskBaseName(volid)
-	if st.names[name]--; st.names[name] <= 0 {
+	st.names[name]--
+	if st.names[name] <= 0 {
 		delete(st.names, name)
 	}
 }
