@@ -370,6 +370,8 @@ func lxcTypedValue(spec *ParamSpec, v string) any {
 		if f, err := strconv.ParseFloat(v, 64); err == nil {
 			return f
 		}
+	case TypeString:
+		// Returned as it is.
 	}
 	return v
 }

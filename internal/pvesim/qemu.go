@@ -108,6 +108,8 @@ func typedValue(ps *paramSet, key, v string) any {
 		if v == "1" || v == "0" {
 			return atoiDefault(v, 0)
 		}
+	case TypeString:
+		// Returned as it is.
 	}
 	return v
 }

@@ -277,6 +277,8 @@ func checkScalar(t ParamType, value string) (string, string) {
 		if !reNumber.MatchString(value) {
 			return "", fmt.Sprintf("type check ('number') failed - got '%s'", value)
 		}
+	case TypeString:
+		// Any value is a string; the caller checks enums, patterns and formats.
 	}
 	return value, ""
 }

@@ -252,6 +252,9 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.VirtualMachine) (ma
 		return managed.ExternalObservation{}, errors.Errorf("VM %d does not carry this resource's marker (%q): refusing to manage or recreate it", vmid, markerOf(cr).String())
 	case ownMine, ownMineNewUID:
 		cr.Status.VMID = int32(vmid) //nolint:gosec // vmidOf bounds it
+	case ownImported:
+		// The user's external name is the VMID; the guest is observed below like
+		// our own and gets our marker when updates are allowed (needMarker).
 	}
 	followCreateTask(cr)
 	if err := e.refreshTask(ctx, cr, o); err != nil {
