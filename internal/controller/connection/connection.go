@@ -181,7 +181,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 
 	if meta.WasDeleted(pc) {
-		return requeueOnConflict(r.reconcileDeletion(ctx, log, pc, users))
+		return requeueOnConflict(reconcile.Result{}, r.reconcileDeletion(ctx, log, pc, users))
 	}
 	if err := r.ensureFinalizer(ctx, pc); err != nil {
 		return requeueOnConflict(reconcile.Result{}, err)

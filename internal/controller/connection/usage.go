@@ -21,7 +21,6 @@ import (
 	"fmt"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
@@ -68,7 +67,7 @@ func (r *Reconciler) countUsers(ctx context.Context, connection string) (int64, 
 // usages remain, the client stays available so the managed resources using it
 // can still be deleted, and the status says why the deletion waits; the
 // usage watch brings us back when a usage goes away.
-func (r *Reconciler) reconcileDeletion(ctx context.Context, log logging.Logger, pc *v1alpha1.ProxmoxConnection, users int64) (reconcile.Result, error) {
+func (r *Reconciler) reconcileDeletion(ctx context.Context, log logging.Logger, pc *v1alpha1.ProxmoxConnection, users int64) error {
 	if users > 0 {
 		orig := pc.DeepCopy()
 		msg := fmt.Sprintf("Deletion blocked: %d ProviderConfigUsages still refer to this connection", users)
@@ -78,21 +77,21 @@ func (r *Reconciler) reconcileDeletion(ctx context.Context, log logging.Logger, 
 			log.Debug("Blocking deletion while in use", "users", users)
 			r.record.Event(pc, event.Warning(reasonBlockDeletes, errors.New(msg)))
 		}
-		return reconcile.Result{}, r.patchStatus(ctx, orig, pc)
+		return r.patchStatus(ctx, orig, pc)
 	}
 
 	r.clients.Remove(pc.GetName())
 	if !meta.FinalizerExists(pc, finalizer) {
-		return reconcile.Result{}, nil
+		return nil
 	}
 	orig := pc.DeepCopy()
 	meta.RemoveFinalizer(pc, finalizer)
 	// The optimistic lock keeps finalizers added by others since our read.
 	if err := r.kube.Patch(ctx, pc, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
-		return reconcile.Result{}, errors.Wrap(resource.IgnoreNotFound(err), errRemoveFinalizer)
+		return errors.Wrap(resource.IgnoreNotFound(err), errRemoveFinalizer)
 	}
 	log.Debug("Removed in-use finalizer")
-	return reconcile.Result{}, nil
+	return nil
 }
 
 // ensureFinalizer adds the in-use finalizer, so a deletion waits for the

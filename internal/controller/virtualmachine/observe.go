@@ -282,10 +282,7 @@ func (e *external) observeOwned(ctx context.Context, cr *v1alpha1.VirtualMachine
 	o.plan = pve.Diff(want.Spec, o.cfg)
 	o.needMarker = manage && (o.own == ownMineNewUID || o.own == ownImported)
 	o.needPass = passwordNeedsApply(cr, want.Password)
-	o.pendingKeys, err = e.pendingKeys(ctx, cr, o)
-	if err != nil {
-		return managed.ExternalObservation{}, err
-	}
+	o.pendingKeys = e.pendingKeys(ctx, cr, o)
 	o.needStart = want.Running && !running && !rebootUnderway(cr)
 	o.needReboot = running && want.AllowReboot && len(o.pendingKeys) > 0 && !rebootUnderway(cr)
 	cr.Status.PendingChanges = o.pendingKeys
@@ -475,17 +472,17 @@ func (e *external) powerState(ctx context.Context, o *observation, row *pve.Reso
 // pendingKeys lists what waits for a reboot: keys PVE holds pending, plus
 // cloud-init changes on a running guest (never in /pending; PVE's
 // /cloudinit knows), asked only while status says some were made.
-func (e *external) pendingKeys(ctx context.Context, cr *v1alpha1.VirtualMachine, o *observation) ([]string, error) {
+func (e *external) pendingKeys(ctx context.Context, cr *v1alpha1.VirtualMachine, o *observation) []string {
 	keys := o.cfg.PendingKeys()
 	if !o.running || !hasCloudInitKey(cr.Status.PendingChanges) {
-		return keys, nil
+		return keys
 	}
 	ci, err := e.cl.CloudInitPending(ctx, o.ref)
 	if err != nil {
 		// An older PVE without /cloudinit: keep what we recorded.
-		return mergeKeys(keys, cr.Status.PendingChanges), nil //nolint:nilerr // degrade to the recorded keys
+		return mergeKeys(keys, cr.Status.PendingChanges)
 	}
-	return mergeKeys(keys, ci), nil
+	return mergeKeys(keys, ci)
 }
 
 func hasCloudInitKey(keys []string) bool {
