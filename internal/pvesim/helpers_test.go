@@ -138,7 +138,7 @@ func jsonBody(t *testing.T, v any) string {
 }
 
 // waitTask waits for a UPID through go-proxmox and returns its error.
-func waitTask(t *testing.T, c *proxmox.Client, task *proxmox.Task) error {
+func waitTask(t *testing.T, _ *proxmox.Client, task *proxmox.Task) error {
 	t.Helper()
 	if task == nil {
 		t.Fatal("nil task")

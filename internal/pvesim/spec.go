@@ -111,7 +111,7 @@ func (p ParamSpec) min(v float64) ParamSpec { p.Min = fptr(v); return p }
 
 func (p ParamSpec) max(v float64) ParamSpec { p.Max = fptr(v); return p }
 
-func (p ParamSpec) indexed(lo, hi int) ParamSpec {
+func (p ParamSpec) indexed(lo, hi int) ParamSpec { //nolint:unparam // written as PVE's schema writes the range (net[n], n in 0..31); every range starts at 0 today
 	p.Indexed, p.IndexMin, p.IndexMax = true, lo, hi
 	return p
 }

@@ -54,7 +54,7 @@ type resourcesHandler struct {
 	delay time.Duration
 }
 
-func (h *resourcesHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (h *resourcesHandler) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 	h.calls.Add(1)
 	time.Sleep(h.delay)
 	if h.fail.Load() {

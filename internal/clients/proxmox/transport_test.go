@@ -87,7 +87,7 @@ type hangUpHandler struct {
 	seen     atomic.Int32
 }
 
-func (h *hangUpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (h *hangUpHandler) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 	if h.seen.Add(1) <= h.failures {
 		conn, _, err := http.NewResponseController(w).Hijack()
 		if err == nil {
@@ -208,7 +208,7 @@ type blockingHandler struct {
 	seen    atomic.Int32
 }
 
-func (h *blockingHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (h *blockingHandler) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 	h.seen.Add(1)
 	h.arrived <- struct{}{}
 	<-h.release

@@ -39,11 +39,13 @@ func ParsePropString(s string) PropString {
 	return p
 }
 
+// Get returns k's value ("" for the bare first element) and whether k is present.
 func (p PropString) Get(k string) (string, bool) {
 	v, ok := p.values[k]
 	return v, ok
 }
 
+// Set gives k the value v, keeping k's place or appending it when new.
 func (p *PropString) Set(k, v string) {
 	if _, ok := p.values[k]; !ok {
 		p.keys = append(p.keys, k)
@@ -51,6 +53,7 @@ func (p *PropString) Set(k, v string) {
 	p.values[k] = v
 }
 
+// Del removes k and its value.
 func (p *PropString) Del(k string) {
 	if _, ok := p.values[k]; !ok {
 		return

@@ -545,7 +545,7 @@ func TestUpdate(t *testing.T) {
 				return cr
 			},
 			upToDate: true,
-			want: verbWant{noEvents: []string{"Rebooted"}, pve: func(t *testing.T, f *fixture, cr *v1alpha1.VirtualMachine) {
+			want: verbWant{noEvents: []string{"Rebooted"}, pve: func(t *testing.T, _ *fixture, cr *v1alpha1.VirtualMachine) {
 				if !contains(cr.Status.PendingChanges, "cores") {
 					t.Errorf("status.pendingChanges = %v, want cores", cr.Status.PendingChanges)
 				}
@@ -638,7 +638,7 @@ func TestUpdate(t *testing.T) {
 				cr.Spec.Template.CloudInitConfig = &v1alpha1.CloudInitConfig{User: "u", Password: "pw-canary-77"}
 				return ownedAs(t, f, cr, true, map[string]string{"ciuser": "u"})
 			},
-			want: verbWant{err: "value rejected", secret: "pw-canary-77", noEvents: []string{"PasswordApplied"}, pve: func(t *testing.T, f *fixture, cr *v1alpha1.VirtualMachine) {
+			want: verbWant{err: "value rejected", secret: "pw-canary-77", noEvents: []string{"PasswordApplied"}, pve: func(t *testing.T, _ *fixture, cr *v1alpha1.VirtualMachine) {
 				if cr.Status.CloudInitPasswordApplied != nil {
 					t.Errorf("password recorded as applied: %+v", cr.Status.CloudInitPasswordApplied)
 				}
