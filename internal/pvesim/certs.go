@@ -72,7 +72,7 @@ func certInfo(filename string, c *x509.Certificate) map[string]any {
 	for i, b := range sum {
 		fp[i] = fmt.Sprintf("%02X", b)
 	}
-	san := []string{}
+	san := make([]string, 0, len(c.DNSNames)+len(c.IPAddresses))
 	for _, d := range c.DNSNames {
 		san = append(san, "DNS:"+d)
 	}

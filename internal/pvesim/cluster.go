@@ -167,7 +167,7 @@ func handleClusterStatus(s *Server, _ *request) (any, error) {
 }
 
 func handleNodes(s *Server, _ *request) (any, error) {
-	out := []map[string]any{}
+	out := make([]map[string]any, 0, len(s.st.nodes))
 	for _, n := range s.st.nodes {
 		out = append(out, map[string]any{
 			"node": n, "id": "node/" + n, "type": "node", "status": "online", "cpu": 0.02, "maxcpu": nodeCPUs,

@@ -22,7 +22,7 @@ import (
 )
 
 func volids(list []*proxmox.StorageContent) []string {
-	out := []string{}
+	out := make([]string, 0, len(list))
 	for _, c := range list {
 		out = append(out, c.Volid)
 	}

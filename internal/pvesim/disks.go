@@ -91,7 +91,8 @@ func driveVolume(value string) (string, map[string]string) {
 
 // driveValue renders a drive: volume first, then options in PVE's sorted order.
 func driveValue(vol string, opts map[string]string) string {
-	parts := []string{vol}
+	parts := make([]string, 0, 1+len(opts))
+	parts = append(parts, vol)
 	for _, k := range sortedKeys(opts) {
 		parts = append(parts, k+"="+opts[k])
 	}

@@ -52,7 +52,7 @@ func (s *Server) poolSetGuest(g *guest, id string) {
 
 func handlePoolIndex(s *Server, r *request) (any, error) {
 	if !r.has("poolid") {
-		out := []map[string]any{}
+		out := make([]map[string]any, 0, len(s.st.pools))
 		for _, id := range sortedKeys(s.st.pools) {
 			out = append(out, poolEntry(s.st.pools[id]))
 		}

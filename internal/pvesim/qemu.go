@@ -174,7 +174,7 @@ func pendingItems(g *guest, value func(key, v string) any) []map[string]any {
 	for k := range g.PendingDelete {
 		keys[k] = true
 	}
-	out := []map[string]any{}
+	out := make([]map[string]any, 0, len(keys))
 	for _, k := range sortedKeys(keys) {
 		item := map[string]any{"key": k}
 		if v, ok := g.Config[k]; ok {

@@ -447,7 +447,7 @@ func TestNoSecretsInLogs(t *testing.T) {
 	if err := hs.Kube.List(ctx, conns); err != nil {
 		t.Fatalf("list connections: %v", err)
 	}
-	var statuses []v1alpha1.ProxmoxConnectionStatus
+	statuses := make([]v1alpha1.ProxmoxConnectionStatus, 0, len(conns.Items))
 	for _, c := range conns.Items {
 		statuses = append(statuses, c.Status)
 	}

@@ -128,7 +128,7 @@ func BenchmarkSteadyStateCost(b *testing.B) {
 	b.ReportMetric(perPoll, "requests/VM/poll")
 	b.ReportMetric(1+1/float64(n), "budget")
 	c := hs.Sim.Counters()
-	var eps []string
+	eps := make([]string, 0, len(c.ByEndpoint))
 	for ep, k := range c.ByEndpoint {
 		eps = append(eps, fmt.Sprintf("%s=%d", ep, k))
 	}

@@ -123,7 +123,7 @@ func TestCloneWithConnectionDetailsAndDelete(t *testing.T) {
 }
 
 func keysOf(m map[string][]byte) []string {
-	var out []string
+	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)
 	}
