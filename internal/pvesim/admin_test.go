@@ -89,7 +89,7 @@ func TestFaultRules(t *testing.T) {
 		t.Fatalf("set faults: %d", res.Status)
 	}
 	_, err := c.Version(testCtx(t))
-	if ae := apiErr(t, err); ae.StatusCode != 503 || ae.Message != "maintenance" {
+	if ae := apiErr(t, err); ae.StatusCode != http.StatusServiceUnavailable || ae.Message != "maintenance" {
 		t.Fatalf("error fault: %v", err)
 	}
 	_, task, err := nodeRef(c).VirtualMachineRef(9000).Clone(testCtx(t), &proxmox.VirtualMachineCloneOptions{NewID: 101})

@@ -132,7 +132,7 @@ func TestCreateReservesVMIDAndLocksUntilDisksExist(t *testing.T) {
 	}
 
 	_, err = nodeOf(t, c, "pve").NewVirtualMachine(ctx, 100)
-	if ae := apiErr(t, err); ae.StatusCode != 500 || !strings.Contains(ae.Message, "unable to create VM 100 - VM 100 already exists on node 'pve'") {
+	if ae := apiErr(t, err); ae.StatusCode != http.StatusInternalServerError || !strings.Contains(ae.Message, "unable to create VM 100 - VM 100 already exists on node 'pve'") {
 		t.Fatalf("duplicate create: %v", err)
 	}
 }
@@ -376,7 +376,7 @@ func TestPowerActions(t *testing.T) {
 	vm := vmOf(t, c, "pve", 500)
 
 	_, err := vm.Reboot(ctx)
-	if ae := apiErr(t, err); ae.StatusCode != 500 || ae.Message != "VM 500 not running" {
+	if ae := apiErr(t, err); ae.StatusCode != http.StatusInternalServerError || ae.Message != "VM 500 not running" {
 		t.Fatalf("reboot of a stopped VM: %v", err)
 	}
 	task, err := vm.Reset(ctx)
@@ -504,7 +504,7 @@ func TestSnapshotsTemplateAndDelete(t *testing.T) {
 		t.Fatalf("delete: %v", err)
 	}
 	_, err = nodeOf(t, c, "pve").VirtualMachine(ctx, 700)
-	if ae := apiErr(t, err); ae.StatusCode != 500 || ae.Message != "Configuration file 'nodes/pve/qemu-server/700.conf' does not exist" || !proxmox.IsNotFound(err) {
+	if ae := apiErr(t, err); ae.StatusCode != http.StatusInternalServerError || ae.Message != "Configuration file 'nodes/pve/qemu-server/700.conf' does not exist" || !proxmox.IsNotFound(err) {
 		t.Fatalf("after delete: %v", err)
 	}
 }

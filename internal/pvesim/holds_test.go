@@ -83,7 +83,7 @@ func TestHoldOverHTTPAppliesTheCloneThenReleases(t *testing.T) {
 		t.Fatal(err)
 	}
 	armed := armHolds(t, sim, cloneHoldBody)
-	if len(armed) != 1 || armed[0].Method != "POST" || armed[0].PathPattern != "/nodes/*/qemu/*/clone" {
+	if len(armed) != 1 || armed[0].Method != http.MethodPost || armed[0].PathPattern != "/nodes/*/qemu/*/clone" {
 		t.Fatalf("PUT /_sim/faults answers the armed holds: %+v", armed)
 	}
 	id := armed[0].ID
