@@ -490,7 +490,7 @@ func createAndCleanup(t *testing.T, c client.Client, obj client.Object) {
 		// A fresh context: the test's own may be cancelled by now.
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		if err := c.Delete(ctx, obj); client.IgnoreNotFound(err) != nil {
+		if err := client.IgnoreNotFound(c.Delete(ctx, obj)); err != nil {
 			t.Errorf("cannot delete %s: %v", obj.GetName(), err)
 		}
 	})

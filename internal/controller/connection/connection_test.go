@@ -442,7 +442,10 @@ func TestNoSecretsInLogs(t *testing.T) {
 	if err := hs.Kube.List(ctx, events); err != nil {
 		t.Fatalf("list events: %v", err)
 	}
-	eventsJSON, _ := json.Marshal(events)
+	eventsJSON, err := json.Marshal(events)
+	if err != nil {
+		t.Fatalf("encode events: %v", err)
+	}
 	conns := &v1alpha1.ProxmoxConnectionList{}
 	if err := hs.Kube.List(ctx, conns); err != nil {
 		t.Fatalf("list connections: %v", err)
@@ -451,7 +454,10 @@ func TestNoSecretsInLogs(t *testing.T) {
 	for _, c := range conns.Items {
 		statuses = append(statuses, c.Status)
 	}
-	statusJSON, _ := json.Marshal(statuses)
+	statusJSON, err := json.Marshal(statuses)
+	if err != nil {
+		t.Fatalf("encode statuses: %v", err)
+	}
 	for _, s := range secrets {
 		if strings.Contains(logs, s) {
 			where = append(where, "logs")

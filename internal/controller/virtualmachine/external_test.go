@@ -271,7 +271,7 @@ func TestObserve(t *testing.T) {
 	type want struct {
 		exists, upToDate bool
 		ready            corev1.ConditionStatus
-		externalName     string // "-" = unchanged
+		externalName     string // "-" means unchanged
 	}
 	cases := map[string]struct {
 		setup   func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine

@@ -222,7 +222,7 @@ type health struct {
 func (h *health) status(path string) (int, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.base+path, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.base+path, http.NoBody)
 	if err != nil {
 		return 0, err
 	}

@@ -84,8 +84,8 @@ func TestCloneWithConnectionDetailsAndDelete(t *testing.T) {
 	ns := hs.namespace(t)
 	spec := cloneSpec("web")
 	spec.WriteConnectionSecretToReference = &xpv2.LocalSecretReference{Name: "web-conn"}
-	vm := hs.create(t, &v1alpha1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"}, Spec: spec})
-	vm = hs.waitReady(t, ns, "web")
+	hs.create(t, &v1alpha1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"}, Spec: spec})
+	vm := hs.waitReady(t, ns, "web")
 	vmid := vmidOf(t, vm)
 	g, ok := hs.Sim.Guest(vmid)
 	if !ok || g.Config["cores"] != "2" || g.Config["memory"] != "2048" || !strings.Contains(g.Config["scsi0"], "size=16G") {
@@ -106,7 +106,7 @@ func TestCloneWithConnectionDetailsAndDelete(t *testing.T) {
 		time.Sleep(250 * time.Millisecond)
 	}
 	if string(sec.Data["vmid"]) != fmt.Sprint(vmid) || string(sec.Data["node"]) != node || string(sec.Data["name"]) != "web" ||
-		string(sec.Data["ipAddress"]) != vm.Status.Status.IPAddress || string(sec.Data["endpoint"]) == "" {
+		string(sec.Data["ipAddress"]) != vm.Status.Status.IPAddress || len(sec.Data["endpoint"]) == 0 {
 		t.Errorf("connection details = %v", keysOf(sec.Data))
 	}
 	for k, v := range sec.Data {
