@@ -64,7 +64,7 @@ func compilePattern(pattern string) (string, *regexp.Regexp) {
 	}
 	re, err := regexp.Compile(pattern)
 	if err != nil {
-		re = regexp.MustCompile(`$.^`)
+		re = regexp.MustCompile(`$.^`) //nolint:gocritic // badRegexp: a pattern that never matches, on purpose
 	}
 	return pattern, re
 }
@@ -132,10 +132,10 @@ func (fs *faultSet) match(method, reqPath string) faultEffect {
 			continue
 		}
 		fx.latency = r.Latency
-		if r.ErrorRate > 0 && rand.Float64() < r.ErrorRate {
+		if r.ErrorRate > 0 && rand.Float64() < r.ErrorRate { //nolint:gosec // G404: a fault injection rate, not a secret
 			fx.err = faultError(r.FaultRule)
 		}
-		if r.TaskFailureRate > 0 && rand.Float64() < r.TaskFailureRate {
+		if r.TaskFailureRate > 0 && rand.Float64() < r.TaskFailureRate { //nolint:gosec // G404: a fault injection rate, not a secret
 			fx.taskFault = r.TaskFailureMessage
 			if fx.taskFault == "" {
 				fx.taskFault = "simulated task failure"

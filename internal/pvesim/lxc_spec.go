@@ -1,5 +1,7 @@
 package pvesim
 
+import "strconv"
+
 // Property-string formats and config parameters of LXC containers, written from PVE's
 // documented API (pve-container's JSON schema); only what a client can tell apart is modelled.
 
@@ -66,7 +68,7 @@ var lxcParamTypes = compileParams(lxcConfigParams())
 func lxcDiskEnum() []string {
 	out := []string{"rootfs"}
 	for i := 0; i <= 255; i++ {
-		out = append(out, "mp"+itoa(i))
+		out = append(out, "mp"+strconv.Itoa(i))
 	}
 	return out
 }

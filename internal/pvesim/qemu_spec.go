@@ -1,5 +1,7 @@
 package pvesim
 
+import "strconv"
+
 // Property-string formats and the QEMU config parameters, written from PVE's documented
 // API (qemu-server's JSON schema); only what a client can tell apart is modelled.
 
@@ -145,7 +147,7 @@ func diskEnum() []string {
 	var out []string
 	add := func(prefix string, n int) {
 		for i := 0; i <= n; i++ {
-			out = append(out, prefix+itoa(i))
+			out = append(out, prefix+strconv.Itoa(i))
 		}
 	}
 	add("ide", 3)
@@ -154,11 +156,4 @@ func diskEnum() []string {
 	add("sata", 5)
 	out = append(out, "efidisk0", "tpmstate0")
 	return out
-}
-
-func itoa(i int) string {
-	if i < 10 {
-		return string(rune('0' + i))
-	}
-	return itoa(i/10) + string(rune('0'+i%10))
 }

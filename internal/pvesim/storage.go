@@ -261,7 +261,7 @@ func deleteVolume(st *storage, volid string, t *task) error {
 	if !ok {
 		// pve-storage only warns about a missing file; the task ends with "WARNINGS: 1".
 		t.logf("disk image '%s' does not exist", volumePath(st, volid))
-		return taskWarnings(1)
+		return taskWarningsError(1)
 	}
 	if v.Protected {
 		return fmt.Errorf("volume '%s' is protected", volid)

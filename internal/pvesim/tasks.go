@@ -140,18 +140,18 @@ func callStep(step func(*task) error, t *task) error {
 	return step(t)
 }
 
-// taskWarnings ends a task that succeeded with this many warnings: PVE's worker ends
+// taskWarningsError ends a task that succeeded with this many warnings: PVE's worker ends
 // its log with "TASK WARNINGS: n" and its exit status reads "WARNINGS: n".
-type taskWarnings int
+type taskWarningsError int
 
-func (w taskWarnings) Error() string { return fmt.Sprintf("WARNINGS: %d", int(w)) }
+func (w taskWarningsError) Error() string { return fmt.Sprintf("WARNINGS: %d", int(w)) }
 
 // endTask stops a task with OK or the error text, writing PVE's last log line.
 func (s *Server) endTask(t *task, err error) {
 	t.Status = "stopped"
 	t.EndTime = time.Now().Unix()
 	t.timer = nil
-	var warnings taskWarnings
+	var warnings taskWarningsError
 	switch {
 	case errors.As(err, &warnings):
 		t.ExitStatus = warnings.Error()
