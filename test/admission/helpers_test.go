@@ -18,6 +18,7 @@ package admission
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -130,8 +131,8 @@ const notCheckedNotice = "some validation rules were not checked"
 type cause struct{ Field, Message string }
 
 func causes(err error) []cause {
-	status, ok := err.(kerrors.APIStatus) //nolint:errorlint // the API error is not wrapped
-	if !ok || status.Status().Details == nil {
+	var status kerrors.APIStatus
+	if !errors.As(err, &status) || status.Status().Details == nil {
 		return nil
 	}
 	out := make([]cause, 0, len(status.Status().Details.Causes))

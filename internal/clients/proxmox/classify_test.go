@@ -55,7 +55,7 @@ func TestClassify(t *testing.T) {
 		"dns":             {urlErr(&net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Err: "no such host", Name: "pve.invalid", IsNotFound: true}}), EndpointUnreachable},
 		"bare dns":        {&net.DNSError{Err: "no such host", Name: "pve.invalid"}, EndpointUnreachable},
 		"deadline":        {urlErr(context.DeadlineExceeded), EndpointUnreachable},
-		"timeout":         {urlErr(timeoutErr{}), EndpointUnreachable},
+		"timeout":         {urlErr(timeoutError{}), EndpointUnreachable},
 		"eof":             {urlErr(io.EOF), EndpointUnreachable},
 		"unexpected eof":  {urlErr(io.ErrUnexpectedEOF), EndpointUnreachable},
 		"plain http port": {urlErr(errors.New("http: server gave HTTP response to HTTPS client")), EndpointUnreachable},
@@ -69,11 +69,11 @@ func TestClassify(t *testing.T) {
 	}
 }
 
-type timeoutErr struct{}
+type timeoutError struct{}
 
-func (timeoutErr) Error() string   { return "i/o timeout" }
-func (timeoutErr) Timeout() bool   { return true }
-func (timeoutErr) Temporary() bool { return true }
+func (timeoutError) Error() string   { return "i/o timeout" }
+func (timeoutError) Timeout() bool   { return true }
+func (timeoutError) Temporary() bool { return true }
 
 func TestRedact(t *testing.T) {
 	c, err := New(Config{Endpoint: "pve", TokenID: "root@pam!ci", Secret: "tok-secret-123"})
@@ -89,7 +89,7 @@ func TestRedact(t *testing.T) {
 		t.Fatalf("redaction lost the classification: %q", Classify(got))
 	}
 	plain := errors.New("nothing to hide")
-	if c.redact(plain) != plain {
+	if c.redact(plain) != plain { //nolint:errorlint // the very same error value must come back, not one wrapping it
 		t.Fatal("an error without secrets should come back unchanged")
 	}
 }
