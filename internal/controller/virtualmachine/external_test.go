@@ -279,11 +279,11 @@ func TestObserve(t *testing.T) {
 		wantErr bool
 	}{
 		"no VMID yet": {
-			setup: func(_ *testing.T, f *fixture) *v1alpha1.VirtualMachine { return cloneVM("a") },
+			setup: func(_ *testing.T, _ *fixture) *v1alpha1.VirtualMachine { return cloneVM("a") },
 			want:  want{externalName: "-"},
 		},
 		"VMID absent from PVE": {
-			setup: func(_ *testing.T, f *fixture) *v1alpha1.VirtualMachine {
+			setup: func(_ *testing.T, _ *fixture) *v1alpha1.VirtualMachine {
 				cr := cloneVM("a")
 				meta.SetExternalName(cr, "4242")
 				return cr
