@@ -270,7 +270,7 @@ func deleteUsages(t *testing.T) {
 }
 
 // vmidToken matches a label value's parts that could be a VMID.
-var vmidToken = regexp.MustCompile(`[0-9]+`)
+var vmidToken = regexp.MustCompile(`\d+`)
 
 // assertNoLabelNames fails t when a label of the provider's Proxmox or
 // managed-resource series carries one of names, or the VMID as a number of

@@ -69,7 +69,7 @@ func Gather(g prometheus.Gatherer) (Samples, error) {
 
 // Scrape reads every sample a /metrics endpoint serves, in the text format.
 func Scrape(ctx context.Context, url string) (Samples, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, http.NoBody)
 	if err != nil {
 		return nil, errors.Wrap(err, "cannot build the scrape request")
 	}
