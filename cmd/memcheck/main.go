@@ -288,7 +288,7 @@ func bigSecret(i int64, data []byte, annotate bool) *corev1.Secret {
 		Data:       map[string][]byte{"payload": data},
 	}
 	if annotate {
-		applied, _ := json.Marshal(map[string]any{
+		applied, _ := json.Marshal(map[string]any{ //nolint:errchkjson // strings and maps of strings only: Marshal cannot fail
 			"apiVersion": "v1", "kind": "Secret",
 			"metadata": map[string]string{"name": s.Name, "namespace": s.Namespace},
 			"data":     map[string]string{"payload": base64.StdEncoding.EncodeToString(data)},

@@ -304,7 +304,7 @@ func (r *Reconciler) patchStatus(ctx context.Context, orig, pc *v1alpha1.Proxmox
 // err is a write conflict: the object changed since it was read.
 func requeueOnConflict(result reconcile.Result, err error) (reconcile.Result, error) {
 	if kerrors.IsConflict(errors.Cause(err)) {
-		return reconcile.Result{Requeue: true}, nil
+		return reconcile.Result{Requeue: true}, nil //nolint:staticcheck // SA1019: the rate-limited retry is what a conflict wants; RequeueAfter would retry at a fixed interval
 	}
 	return result, err
 }
