@@ -20,6 +20,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -64,7 +65,7 @@ func readManifests(t *testing.T, dir string) []manifest {
 		r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(b)))
 		for {
 			doc, err := r.Read()
-			if err == io.EOF {
+			if errors.Is(err, io.EOF) {
 				return nil
 			}
 			if err != nil {
@@ -137,7 +138,7 @@ func TestExamplesValidate(t *testing.T) {
 	if xrds := writeXRDs(t, examples); xrds != "" {
 		extensions = append(extensions, xrds)
 	}
-	cmd := exec.CommandContext(t.Context(), cli, "resource", "validate", //nolint:gosec // the CLI from the tool cache
+	cmd := exec.CommandContext(t.Context(), cli, "resource", "validate",
 		"--crossplane-image=", "--cache-dir="+t.TempDir(), "--output=json",
 		strings.Join(extensions, ","), examplesDir+","+mrdDir)
 	var stdout, stderr bytes.Buffer

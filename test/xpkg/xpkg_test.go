@@ -21,6 +21,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -69,7 +70,7 @@ func runPackage(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer os.RemoveAll(dir) //nolint:errcheck // scratch space
+	defer os.RemoveAll(dir)
 	built.root, built.dir, built.binary = root, dir, filepath.Join(dir, "provider")
 	// A cold cross-build of the provider takes minutes on two busy cores.
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
@@ -146,12 +147,12 @@ type entry struct {
 func filesOf(t *testing.T, img v1.Image) map[string]entry {
 	t.Helper()
 	rc := mutate.Extract(img)
-	defer rc.Close() //nolint:errcheck // read-only
+	defer rc.Close()
 	files := map[string]entry{}
 	tr := tar.NewReader(rc)
 	for {
 		h, err := tr.Next()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return files
 		}
 		if err != nil {
@@ -167,7 +168,7 @@ func filesOf(t *testing.T, img v1.Image) map[string]entry {
 
 func mustRead(t *testing.T, path string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(path) //nolint:gosec // a file the test names
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,7 +286,7 @@ func TestBinaryCarriesItsVersion(t *testing.T) {
 	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
 		t.Skipf("the linux/amd64 binary cannot run on %s/%s", runtime.GOOS, runtime.GOARCH)
 	}
-	out, err := exec.CommandContext(t.Context(), built.binary, "--version").CombinedOutput() //nolint:gosec // the binary built above
+	out, err := exec.CommandContext(t.Context(), built.binary, "--version").CombinedOutput()
 	if err != nil {
 		t.Fatalf("provider --version: %v: %s", err, out)
 	}
@@ -424,7 +425,7 @@ func decodeAll(t *testing.T, b []byte) []*unstructured.Unstructured {
 	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(b)))
 	for {
 		doc, err := r.Read()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return objects
 		}
 		if err != nil {

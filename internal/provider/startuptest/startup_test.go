@@ -317,7 +317,7 @@ func installCRD(ctx context.Context, t *testing.T, kube client.Client, crds map[
 	if err := kube.Create(ctx, crd.DeepCopy()); err != nil {
 		t.Fatalf("create CRD %s: %v", crd.Name, err)
 	}
-	t.Cleanup(func() { uninstallCRD(t, kube, crd.Name) })
+	t.Cleanup(func() { uninstallCRD(t, kube, crd.Name) }) //nolint:contextcheck // a cleanup outlives ctx: uninstallCRD makes its own
 	deadline := time.Now().Add(wait)
 	for {
 		got := &apiextensionsv1.CustomResourceDefinition{}
@@ -335,7 +335,7 @@ func uninstallCRD(t *testing.T, kube client.Client, name string) {
 	t.Helper()
 	ctx := context.Background()
 	crd := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	if err := kube.Delete(ctx, crd); client.IgnoreNotFound(err) != nil {
+	if err := client.IgnoreNotFound(kube.Delete(ctx, crd)); err != nil {
 		t.Errorf("delete CRD %s: %v", name, err)
 		return
 	}
