@@ -12,7 +12,7 @@ export PVE_API_SCHEMA
 TOOLS_BIN := $(CACHE_DIR)/bin
 export PROVIDER_PROXMOX_CACHE := $(CACHE_DIR)
 
-.PHONY: all build xpkg xpkg-ca-bundle xpkg-push generate check-generate test lint fmt vet tools controlplane-up controlplane-down clean demo demo-down
+.PHONY: all build xpkg xpkg-ca-bundle xpkg-push generate check-generate test lint fmt vet tools controlplane-up controlplane-down clean demo demo-down demo-crossplane demo-crossplane-down
 
 # The version stamped into the provider and labelling its image: the git tag on HEAD, else a
 # Go-style pseudo-version of the commit (v0.0.0-yyyymmddhhmmss-abcdefabcdef); -dirty when
@@ -112,5 +112,15 @@ clean:
 demo:
 	cluster/local/demo.sh up
 
+# Stops both demos.
 demo-down:
 	cluster/local/demo.sh down
+
+# Real Crossplane (core, RBAC manager, a local registry), the package pushed and installed with
+# `crossplane xpkg`, the provider running as its revision's ServiceAccount, a claim Ready; left
+# running (stop with `make demo-crossplane-down` or `make demo-down`).
+demo-crossplane:
+	cluster/local/demo.sh crossplane
+
+demo-crossplane-down:
+	cluster/local/demo.sh crossplane-down

@@ -2,9 +2,10 @@
 # Builds the tools the tests, the demo and the package need, from the Go module proxy only
 # (no release tarballs, no Docker):
 #   envtest     kube-apiserver, kubectl, kube-controller-manager, etcd (envtest, controlplane.sh)
-#   crossplane  Crossplane core, the Crossplane CLI, crane (a local OCI registry) and
-#               function-patch-and-transform (the example Compositions' function), plus
-#               Crossplane's own CRDs in crossplane-crds/ beside bin/
+#   crossplane  Crossplane core and its RBAC manager, the Crossplane CLI, crane (a local OCI
+#               registry) and function-patch-and-transform (the example Compositions' function),
+#               plus Crossplane's own CRDs in crossplane-crds/ and the function's package
+#               directory in function-patch-and-transform-package/ beside bin/
 #   lint        golangci-lint
 #
 # The binaries live outside the checkout so that a fresh clone on the same machine (CI)
@@ -131,10 +132,11 @@ xp_ldflags() { echo "-s -w -X github.com/crossplane/crossplane-runtime/v2/pkg/ve
 
 xp_crds_ok() { [ "$(cat "$CACHE_DIR/crossplane-crds/.version" 2>/dev/null)" = "$XP_CORE_VERSION" ]; }
 
-build_crossplane_core() {
-	stamp_ok crossplane-core "$XP_CORE_VERSION" && xp_crds_ok && return 0
-	local v=v$XP_CORE_VERSION dir
-	# crossplane/v2 replaces its apis module with ./apis; pin that module to the same tag.
+# The wrapper module core is built from; crossplane/v2 replaces its apis module with ./apis, so
+# that module is pinned to the same tag.
+xpcore_module() {
+	[ -f "$WORK/xpcore/go.mod" ] && return 0
+	local v=v$XP_CORE_VERSION
 	new_module "$WORK/xpcore" local/xpcore-tools 1.26.0 <<EOF
 require (
 	github.com/crossplane/crossplane/v2 $v
@@ -142,16 +144,48 @@ require (
 	github.com/crossplane/crossplane-runtime/v2 $v
 )
 EOF
+}
+
+xpcore_dir() { (cd "$WORK/xpcore" && go list -m -f '{{.Dir}}' github.com/crossplane/crossplane/v2); }
+
+build_crossplane_core() {
+	stamp_ok crossplane-core "$XP_CORE_VERSION" && xp_crds_ok && return 0
+	local v=v$XP_CORE_VERSION dir
+	xpcore_module
 	(cd "$WORK/xpcore" && timed "crossplane core $v" go build -trimpath -ldflags "$(xp_ldflags "$XP_CORE_VERSION")" \
 		-o "$WORK/out/crossplane-core" github.com/crossplane/crossplane/v2/cmd/crossplane)
 	install_binary crossplane-core "$XP_CORE_VERSION"
 	# Crossplane's own CRDs: `crossplane core init` installs them, and `crossplane resource
 	# validate` checks Compositions and XRDs against them offline.
-	dir=$(cd "$WORK/xpcore" && go list -m -f '{{.Dir}}' github.com/crossplane/crossplane/v2)
+	dir=$(xpcore_dir)
 	rm -rf "$CACHE_DIR/crossplane-crds"
 	cp -r "$dir/cluster/crds" "$CACHE_DIR/crossplane-crds"
 	chmod -R u+w "$CACHE_DIR/crossplane-crds"
 	echo "$XP_CORE_VERSION" >"$CACHE_DIR/crossplane-crds/.version"
+}
+
+# Core's `rbac start` (the RBAC manager) always serves metrics on :8080, with no flag to move
+# it: a second stack on the machine, or a composition function (function-sdk-go takes :8080
+# too when it is free), would make it exit. crossplane-rbac-manager is the same command built
+# with one overlay that adds --metrics-bind-address (default :8080 as upstream); its
+# controllers, and so the permissions it grants providers, are untouched.
+build_crossplane_rbac_manager() {
+	stamp_ok crossplane-rbac-manager "$XP_CORE_VERSION" && return 0
+	local v=v$XP_CORE_VERSION src patched=$WORK/rbac-overlay/rbac.go
+	xpcore_module
+	src=$(xpcore_dir)/cmd/crossplane/rbac/rbac.go
+	mkdir -p "$WORK/rbac-overlay"
+	sed -e 's|^\t"sigs.k8s.io/controller-runtime/pkg/cache"$|&\n\tmetricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"|' \
+		-e 's|^\tLeaderElection      bool .*|&\n\tMetricsBindAddress string `default:":8080" help:"Address the metrics endpoint binds to; 0 disables it." name:"metrics-bind-address"`|' \
+		-e 's|^\t\tLeaderElectionResourceLock: resourcelock.LeasesResourceLock,$|&\n\t\tMetrics: metricsserver.Options{BindAddress: c.MetricsBindAddress},|' \
+		"$src" >"$patched"
+	# Three insertions, or the upstream file changed under this version and the overlay is stale.
+	[ "$(grep -c 'metricsserver\|MetricsBindAddress' "$patched")" = 3 ] ||
+		{ log "cannot add --metrics-bind-address to $src (did $v change it?)"; return 1; }
+	printf '{"Replace": {"%s": "%s"}}\n' "$src" "$patched" >"$WORK/rbac-overlay/overlay.json"
+	(cd "$WORK/xpcore" && timed "crossplane RBAC manager $v" go build -trimpath -overlay "$WORK/rbac-overlay/overlay.json" \
+		-ldflags "$(xp_ldflags "$XP_CORE_VERSION")" -o "$WORK/out/crossplane-rbac-manager" github.com/crossplane/crossplane/v2/cmd/crossplane)
+	install_binary crossplane-rbac-manager "$XP_CORE_VERSION"
 }
 
 build_crossplane_cli() {
@@ -175,14 +209,26 @@ EOF
 	install_binary crane "$GCR_VERSION"
 }
 
+fn_pat_package_ok() { [ "$(cat "$CACHE_DIR/function-patch-and-transform-package/.version" 2>/dev/null)" = "$FN_PAT_VERSION" ]; }
+
 build_function_patch_and_transform() {
-	stamp_ok function-patch-and-transform "$FN_PAT_VERSION" && return 0
+	stamp_ok function-patch-and-transform "$FN_PAT_VERSION" && fn_pat_package_ok && return 0
+	local dir
 	new_module "$WORK/fnpat" local/fnpat-tools 1.26.0 <<EOF
 require github.com/crossplane-contrib/function-patch-and-transform v$FN_PAT_VERSION
 EOF
-	(cd "$WORK/fnpat" && timed "function-patch-and-transform v$FN_PAT_VERSION" go build -trimpath -ldflags "-s -w" \
-		-o "$WORK/out/function-patch-and-transform" github.com/crossplane-contrib/function-patch-and-transform)
-	install_binary function-patch-and-transform "$FN_PAT_VERSION"
+	if ! stamp_ok function-patch-and-transform "$FN_PAT_VERSION"; then
+		(cd "$WORK/fnpat" && timed "function-patch-and-transform v$FN_PAT_VERSION" go build -trimpath -ldflags "-s -w" \
+			-o "$WORK/out/function-patch-and-transform" github.com/crossplane-contrib/function-patch-and-transform)
+		install_binary function-patch-and-transform "$FN_PAT_VERSION"
+	fi
+	# Its package directory (meta and input CRD): the local Crossplane installs the function
+	# from a package built from it (cluster/local/crossplane.sh).
+	dir=$(cd "$WORK/fnpat" && go list -m -f '{{.Dir}}' github.com/crossplane-contrib/function-patch-and-transform)
+	rm -rf "$CACHE_DIR/function-patch-and-transform-package"
+	cp -r "$dir/package" "$CACHE_DIR/function-patch-and-transform-package"
+	chmod -R u+w "$CACHE_DIR/function-patch-and-transform-package"
+	echo "$FN_PAT_VERSION" >"$CACHE_DIR/function-patch-and-transform-package/.version"
 }
 
 build_golangci_lint() {
@@ -199,15 +245,22 @@ EOF
 
 envtest_ok() { k8s_ok && stamp_ok etcd "$ETCD_VERSION"; }
 crossplane_ok() {
-	stamp_ok crossplane-core "$XP_CORE_VERSION" && xp_crds_ok && stamp_ok crossplane "$XP_CLI_VERSION" &&
-		stamp_ok crane "$GCR_VERSION" && stamp_ok function-patch-and-transform "$FN_PAT_VERSION"
+	stamp_ok crossplane-core "$XP_CORE_VERSION" && xp_crds_ok && stamp_ok crossplane-rbac-manager "$XP_CORE_VERSION" &&
+		stamp_ok crossplane "$XP_CLI_VERSION" && stamp_ok crane "$GCR_VERSION" &&
+		stamp_ok function-patch-and-transform "$FN_PAT_VERSION" && fn_pat_package_ok
 }
 lint_ok() { stamp_ok golangci-lint "$GOLANGCI_LINT_VERSION"; }
 
 build_set() { # SET
 	case $1 in
 	envtest) build_k8s; build_etcd ;;
-	crossplane) build_crossplane_core; build_crossplane_cli; build_crane; build_function_patch_and_transform ;;
+	crossplane)
+		build_crossplane_core
+		build_crossplane_rbac_manager
+		build_crossplane_cli
+		build_crane
+		build_function_patch_and_transform
+		;;
 	lint) build_golangci_lint ;;
 	esac
 }

@@ -23,8 +23,9 @@ PKI=$STATE/pki
 KUBECONFIG_FILE=$STATE/kubeconfig
 COMPONENTS=(etcd kube-apiserver kube-controller-manager) # start order; stopped in reverse
 
-log() { echo "[controlplane] $*" >&2; }
-die() { log "$*"; exit 1; }
+LOG_TAG=controlplane
+# shellcheck source=cluster/local/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 require_tools() {
 	command -v openssl >/dev/null || die "openssl not found (Debian: apt-get install openssl)"
@@ -32,56 +33,6 @@ require_tools() {
 	for b in etcd kube-apiserver kube-controller-manager kubectl; do
 		[ -x "$BIN/$b" ] || die "$BIN/$b missing: run 'make tools' (cluster/local/build-tools.sh)"
 	done
-}
-
-# ------------------------------------------------------------------ processes
-pid_of() { cat "$STATE/$1.pid" 2>/dev/null || true; }
-
-# A pid file may outlive its process (reboot, crash): only trust a pid still running our binary.
-running() {
-	local pid
-	pid=$(pid_of "$1")
-	[ -n "$pid" ] && tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline" | grep -qF "$BIN/$1 "
-}
-
-start_bg() { # NAME CMD...; stdout/stderr to a log so callers capturing our stdout never hang
-	local name=$1
-	shift
-	nohup "$@" >"$STATE/logs/$name.log" 2>&1 </dev/null &
-	echo $! >"$STATE/$name.pid"
-}
-
-stop_bg() {
-	local pid
-	pid=$(pid_of "$1")
-	running "$1" || { rm -f "$STATE/$1.pid"; return 0; }
-	rm -f "$STATE/$1.pid"
-	kill "$pid" 2>/dev/null || return 0
-	for _ in $(seq 1 50); do
-		kill -0 "$pid" 2>/dev/null || return 0
-		sleep 0.2
-	done
-	kill -9 "$pid" 2>/dev/null || true
-}
-
-wait_for() { # SECONDS CMD...
-	local deadline=$((SECONDS + $1))
-	shift
-	until "$@" >/dev/null 2>&1; do
-		[ "$SECONDS" -lt "$deadline" ] || return 1
-		sleep 0.3
-	done
-}
-
-port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-
-free_port() {
-	local p
-	for _ in $(seq 1 100); do
-		p=$((20000 + RANDOM % 30000))
-		port_in_use "$p" || { echo "$p"; return 0; }
-	done
-	die "no free port found"
 }
 
 # ------------------------------------------------------------------ certificates
@@ -167,8 +118,8 @@ start_controller_manager() {
 }
 
 fail_with_log() {
-	log "$1 did not start; last lines of $STATE/logs/$1.log:"
-	tail -20 "$STATE/logs/$1.log" >&2 || true
+	log "$1 did not start"
+	tail_log "$1"
 	stop_all
 	exit 1
 }

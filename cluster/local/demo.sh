@@ -1,111 +1,240 @@
 #!/usr/bin/env bash
-# The main job on the embedded default: a simulated Proxmox VE (pvesim), a real local control
-# plane (etcd + kube-apiserver + kube-controller-manager), and the provider running against
-# both. It applies a ProxmoxConnection and the seed's VirtualMachine sample, waits until the
-# VM is Ready and shows it, then leaves everything running for you to try kubectl on.
+# The README's two demos, on a simulated Proxmox VE (pvesim) and a real local control plane
+# (etcd + kube-apiserver + kube-controller-manager), left running for you to try kubectl on.
 #
-#   cluster/local/demo.sh up      # or: make demo
-#   cluster/local/demo.sh down    # stops the provider, the simulator and the control plane
+#   cluster/local/demo.sh up               # make demo: the provider (as cluster admin) with the
+#                                          # CRDs applied, a ProxmoxConnection and the seed's
+#                                          # VirtualMachine sample Ready
+#   cluster/local/demo.sh crossplane       # make demo-crossplane: real Crossplane (core, RBAC
+#                                          # manager, registry: cluster/local/crossplane.sh), the
+#                                          # package pushed and installed, the provider running
+#                                          # as its revision's ServiceAccount, a claim Ready
+#   cluster/local/demo.sh down             # make demo-down: stops both demos
+#   cluster/local/demo.sh crossplane-down  # make demo-crossplane-down: stops the second only
+#
+# The first run builds the binaries and tools (minutes; each step says what it builds and how
+# long it took); later runs reuse them and take seconds.
 #
 # Environment: DEMO_DIR (state and logs, default ${XDG_RUNTIME_DIR:-/tmp}/provider-proxmox-demo),
-# PVESIM_PORT (default 18006), KEEP=1 keeps running after `up` (the default; KEEP=0 tears down).
+# DEMO_CROSSPLANE_DIR (default ${XDG_RUNTIME_DIR:-/tmp}/provider-proxmox-demo-crossplane),
+# PVESIM_PORT (default 18006; the Crossplane demo's simulator uses PVESIM_PORT+1), KEEP=1 keeps
+# running after `up` (the default; KEEP=0 tears down).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 CACHE_DIR=${PROVIDER_PROXMOX_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/provider-proxmox}
 KUBECTL=$CACHE_DIR/bin/kubectl
-STATE=${DEMO_DIR:-${XDG_RUNTIME_DIR:-/tmp}/provider-proxmox-demo}
+DEMO_STATE=${DEMO_DIR:-${XDG_RUNTIME_DIR:-/tmp}/provider-proxmox-demo}
+XP_DEMO_STATE=${DEMO_CROSSPLANE_DIR:-${XDG_RUNTIME_DIR:-/tmp}/provider-proxmox-demo-crossplane}
 PVESIM_PORT=${PVESIM_PORT:-18006}
 KEEP=${KEEP:-1}
+# The connection name the seed's samples (and the Compositions) use.
+CONNECTION=proxmox-connection-sample
+XP_SCRIPT=$ROOT/cluster/local/crossplane.sh
 
-log() { echo "[demo] $*" >&2; }
-die() { log "$*"; exit 1; }
+LOG_TAG=demo
+STATE=$DEMO_STATE
+# shellcheck source=cluster/local/lib.sh
+. "$(dirname "$0")/lib.sh"
 
-stop_pid() { # NAME
-	local f=$STATE/$1.pid pid
-	pid=$(cat "$f" 2>/dev/null || true)
-	if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
-		kill "$pid" 2>/dev/null || true
-		for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-		kill -9 "$pid" 2>/dev/null || true
-	fi
-	rm -f "$f"
-}
+kc() { "$KUBECTL" --kubeconfig "$KUBECONFIG" "$@"; }
 
-cmd_down() {
-	stop_pid provider
-	stop_pid pvesim
-	"$ROOT/cluster/local/controlplane.sh" down || true
-	rm -rf "$STATE"
-	log "stopped"
-}
-
-# wait_until SECONDS DESCRIPTION CMD...: polls CMD once a second.
+# wait_until SECONDS DESCRIPTION CMD...: polls CMD; on timeout says where the logs are.
 wait_until() {
-	local secs=$1 what=$2; shift 2
-	for _ in $(seq "$secs"); do
-		if "$@" >/dev/null 2>&1; then return 0; fi
-		sleep 1
-	done
-	die "timed out after ${secs}s waiting for $what (logs in $STATE)"
+	local secs=$1 what=$2
+	shift 2
+	wait_for "$secs" "$@" || die "timed out after ${secs}s waiting for $what (logs in $STATE/logs)"
 }
 
-start_pvesim() {
-	log "starting pvesim on 127.0.0.1:$PVESIM_PORT (nodes pve, lowtower)"
+build_binaries() { make -s -C "$ROOT" build; }
+
+build_tools() { "$ROOT/cluster/local/build-tools.sh" "$@" >/dev/null; }
+
+start_pvesim() { # PORT
 	# The password is the simulator's own demo credential; it reaches the cluster only as a Secret.
-	"$ROOT/bin/pvesim" --listen "127.0.0.1:$PVESIM_PORT" --nodes pve,lowtower \
+	start_bg_stdout pvesim "$STATE/pvesim.out" "$ROOT/bin/pvesim" --listen "127.0.0.1:$1" --nodes pve,lowtower \
 		--user 'root@pam:demo-password' --token 'root@pam!kubemox=demo-token-secret' \
 		--template '9000:debian-12-cloudinit@lowtower' --template '9001:ubuntu-24.04-cloudinit@pve' \
 		--ostemplate 'local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst@pve' \
 		--iso 'local:iso/debian-12.iso@pve' \
 		--task-duration 1s --resources-lag 3s \
-		--connection-name proxmox-connection-sample --secret-namespace default \
-		>"$STATE/pvesim.out" 2>"$STATE/pvesim.log" &
-	echo $! >"$STATE/pvesim.pid"
+		--connection-name "$CONNECTION" --secret-namespace default
 	wait_until 20 "pvesim" grep -q '^kind: ProxmoxConnection' "$STATE/pvesim.out"
 	# The simulator prints a Secret and a ProxmoxConnection after its first line.
 	sed -n '/^apiVersion:/,$p' "$STATE/pvesim.out" >"$STATE/connection.yaml"
 }
 
+connection_ready() {
+	kc apply -f "$STATE/connection.yaml" >/dev/null
+	wait_until 60 "ProxmoxConnection Ready" kc wait --for condition=Ready "pxc/$CONNECTION" --timeout 1s
+}
+
+# ------------------------------------------------------------------ make demo
+start_controlplane() { KUBECONFIG=$("$ROOT/cluster/local/controlplane.sh" up | tail -n 1); }
+
+install_crds() {
+	kc apply -f "$ROOT/package/crds" >/dev/null
+	kc wait --for condition=Established crd --all --timeout 60s >/dev/null
+}
+
 start_provider() {
-	log "starting the provider (logs: $STATE/provider.log)"
-	KUBECONFIG=$KUBECONFIG "$ROOT/bin/provider" --poll 30s \
-		--metrics-bind-address 0 --health-probe-bind-address 127.0.0.1:0 \
-		>"$STATE/provider.log" 2>&1 &
-	echo $! >"$STATE/provider.pid"
+	KUBECONFIG=$KUBECONFIG start_bg provider "$ROOT/bin/provider" --poll 30s \
+		--metrics-bind-address 0 --health-probe-bind-address 127.0.0.1:0
+}
+
+vm_ready() {
+	kc apply -f "$ROOT/examples/virtualmachine/clone-new.yaml" >/dev/null
+	wait_until 120 "VirtualMachine Ready" kc wait --for condition=Ready -n default vm/virtualmachine-sample-clone-new --timeout 1s
 }
 
 cmd_up() {
-	mkdir -p "$STATE"
-	(cd "$ROOT" && make -s build && cluster/local/build-tools.sh >/dev/null)
-	KUBECONFIG=$("$ROOT/cluster/local/controlplane.sh" up | tail -n 1)
+	local start=$SECONDS
+	mkdir -p "$STATE/logs"
+	step "building bin/provider and bin/pvesim (the first build compiles every dependency: minutes)" build_binaries
+	step "building the control-plane binaries if not cached (the first time: 10-20 minutes)" build_tools envtest
+	step "starting etcd, kube-apiserver and kube-controller-manager" start_controlplane
 	export KUBECONFIG
-	local kc=("$KUBECTL" --kubeconfig "$KUBECONFIG")
+	step "installing the provider's CRDs" install_crds
+	stop_bg pvesim
+	step "starting the simulated Proxmox VE on 127.0.0.1:$PVESIM_PORT" start_pvesim "$PVESIM_PORT"
+	stop_bg provider
+	step "starting the provider (logs: $STATE/logs/provider.log)" start_provider
+	step "waiting for the ProxmoxConnection to be Ready" connection_ready
+	step "creating the seed's VirtualMachine sample and waiting for it to be Ready" vm_ready
+	kc get proxmoxconnections
+	kc get virtualmachines -A
+	log "ready in $((SECONDS - start))s"
+	if [ "$KEEP" = 0 ]; then
+		cmd_down
+		return 0
+	fi
+	cat >&2 <<EOF
 
-	"${kc[@]}" apply -f "$ROOT/package/crds" >/dev/null
-	"${kc[@]}" wait --for condition=Established crd --all --timeout 60s >/dev/null
+What to try next:
+  export KUBECONFIG=$KUBECONFIG; alias kubectl=$KUBECTL
+  kubectl get managed             # every managed resource (our VirtualMachines)
+  kubectl edit vm -n default virtualmachine-sample-clone-new
+                                  # e.g. set spec.template.cores: 4; the VM follows
+  curl -sk https://127.0.0.1:$PVESIM_PORT/_sim/state
+                                  # the simulated Proxmox VE: guests, tasks, request counters
+  make demo-crossplane            # real Crossplane: the package installed, a claim Ready
+  make demo-down                  # stops everything
+EOF
+}
 
-	stop_pid pvesim
-	start_pvesim
-	stop_pid provider
-	start_provider
+cmd_down() {
+	STATE=$DEMO_STATE
+	stop_bg provider
+	stop_bg pvesim
+	"$ROOT/cluster/local/controlplane.sh" down || true
+	rm -rf "$STATE"
+	log "stopped"
+}
 
-	"${kc[@]}" apply -f "$STATE/connection.yaml"
-	wait_until 60 "ProxmoxConnection Ready" \
-		"${kc[@]}" wait --for condition=Ready pxc/proxmox-connection-sample --timeout 1s
-	"${kc[@]}" apply -f "$ROOT/examples/virtualmachine/clone-new.yaml"
-	wait_until 120 "VirtualMachine Ready" \
-		"${kc[@]}" wait --for condition=Ready -n default vm/virtualmachine-sample-clone-new --timeout 1s
+# ------------------------------------------------------------------ make demo-crossplane
+# Until examples/ ships the activation policy and the claim Composition, the test's copies.
+XP_TESTDATA=$ROOT/test/crossplane/testdata
 
-	"${kc[@]}" get proxmoxconnections
-	"${kc[@]}" get virtualmachines -A
-	log "Proxmox (simulated) state: curl -sk https://127.0.0.1:$PVESIM_PORT/_sim/state"
-	log "kubectl: export KUBECONFIG=$KUBECONFIG; $KUBECTL get vm -A"
-	if [ "$KEEP" = 0 ]; then cmd_down; else log "running; stop with: cluster/local/demo.sh down"; fi
+xp() { CROSSPLANE_DIR=$STATE/xp "$XP_SCRIPT" "$@"; }
+
+start_crossplane() { KUBECONFIG=$(xp up | tail -n 1); }
+
+install_provider() {
+	local xpkg
+	xpkg=$(xp package "$STATE/provider-proxmox.xpkg" | tail -n 1)
+	xp install-provider "$xpkg" >/dev/null
+}
+
+activate() {
+	kc apply -f "$XP_TESTDATA/activation-policy.yaml" >/dev/null
+	local crd
+	for crd in proxmoxconnections virtualmachines providerconfigusages; do
+		wait_until 120 "CRD $crd.proxmox.alperen.cloud" kc wait --for condition=Established "crd/$crd.proxmox.alperen.cloud" --timeout 1s
+	done
+}
+
+start_provider_as_revision() {
+	xp start-provider "$ROOT/bin/provider" --poll 30s --metrics-bind-address 0 --health-probe-bind-address 127.0.0.1:0
+}
+
+claim_ready() {
+	kc apply -f "$XP_TESTDATA/claim-xrd.yaml" -f "$XP_TESTDATA/claim-composition.yaml" >/dev/null
+	wait_until 60 "the claim's XRD" kc wait --for condition=Offered xrd/xvirtualmachines.vm.example.org --timeout 1s
+	kc apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Namespace
+metadata: {name: team-a}
+---
+apiVersion: vm.example.org/v1alpha1
+kind: VirtualMachineClaim
+metadata: {name: web, namespace: team-a}
+spec:
+  size: small
+  template: debian-12-cloudinit
+  node: lowtower
+  writeConnectionSecretToRef: {name: web-vm}
+EOF
+	wait_until 240 "the claim Ready" kc wait --for condition=Ready -n team-a virtualmachineclaim/web --timeout 1s
+}
+
+cmd_crossplane() {
+	local start=$SECONDS
+	STATE=$XP_DEMO_STATE
+	mkdir -p "$STATE/logs"
+	step "building bin/provider and bin/pvesim (the first build compiles every dependency: minutes)" build_binaries
+	step "building the control plane and Crossplane tools if not cached (the first time: 20-30 minutes)" \
+		build_tools envtest crossplane
+	step "starting the control plane, Crossplane core v2.4.0, its RBAC manager and a registry" start_crossplane
+	export KUBECONFIG
+	step "building, pushing and installing the provider's package (crossplane xpkg push/install)" install_provider
+	step "activating our kinds (ManagedResourceActivationPolicy)" activate
+	step "installing function-patch-and-transform (a local process over mutual TLS)" xp install-function
+	stop_bg pvesim
+	step "starting the simulated Proxmox VE on 127.0.0.1:$((PVESIM_PORT + 1))" start_pvesim $((PVESIM_PORT + 1))
+	step "starting the provider as its revision's ServiceAccount" start_provider_as_revision
+	step "waiting for the ProxmoxConnection to be Ready" connection_ready
+	step "applying the claim XRD and Composition, creating a claim, waiting for it to be Ready" claim_ready
+	kc get providers,functions
+	kc get virtualmachineclaims,virtualmachines -A
+	log "ready in $((SECONDS - start))s"
+	if [ "$KEEP" = 0 ]; then
+		cmd_crossplane_down
+		return 0
+	fi
+	local sa
+	sa=$(kc get provider provider-proxmox -o 'jsonpath={.status.currentRevision}')
+	cat >&2 <<EOF
+
+What to try next:
+  export KUBECONFIG=$KUBECONFIG; alias kubectl=$KUBECTL
+  kubectl get managed             # the VirtualMachine the claim's Composition made
+  kubectl patch virtualmachineclaim web -n team-a --type merge -p '{"spec":{"size":"large"}}'
+                                  # the VM in Proxmox VE follows
+  kubectl get secret web-vm -n team-a -o jsonpath='{.data}'
+                                  # the claim's connection details: vmid, node, ipAddress
+  kubectl auth can-i --list --as system:serviceaccount:crossplane-system:$sa
+                                  # all the provider may do: what Crossplane grants its revision
+  curl -sk https://127.0.0.1:$((PVESIM_PORT + 1))/_sim/state
+  make demo-crossplane-down       # stops this demo (make demo-down stops both)
+Logs: $STATE/logs (demo), $STATE/xp/logs (Crossplane, the provider, the function)
+EOF
+}
+
+cmd_crossplane_down() {
+	STATE=$XP_DEMO_STATE
+	stop_bg pvesim
+	[ -d "$STATE/xp" ] && xp down
+	rm -rf "$STATE"
+	log "Crossplane demo stopped"
 }
 
 case "${1:-}" in
 up) cmd_up ;;
-down) cmd_down ;;
-*) die "usage: $0 up|down" ;;
+crossplane) cmd_crossplane ;;
+down)
+	cmd_crossplane_down
+	cmd_down
+	;;
+crossplane-down) cmd_crossplane_down ;;
+*) die "usage: $0 up|crossplane|down|crossplane-down" ;;
 esac

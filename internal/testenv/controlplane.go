@@ -23,63 +23,96 @@ const controlPlaneTimeout = 3 * time.Minute
 // API server plus the garbage-collector and namespace controllers, which envtest lacks. It
 // installs no CRDs. Stop tears it down.
 func StartControlPlane() (*Env, error) {
-	assets, err := BinaryAssetsDir()
+	s, out, err := startScript("controlplane.sh", "CONTROLPLANE_DIR", "provider-proxmox-cp-", controlPlaneBinaries)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkBinaries(assets, controlPlaneBinaries); err != nil {
-		return nil, err
+	return s.envFor(out.lastLine())
+}
+
+// A localScript is one of cluster/local's scripts with its own state directory.
+type localScript struct {
+	path  string
+	env   []string
+	state string
+}
+
+// startScript checks the binaries, then runs `name up` with its state in a new temporary
+// directory named by stateVar.
+func startScript(name, stateVar, statePrefix string, binaries []string) (*localScript, scriptOutput, error) {
+	assets, err := BinaryAssetsDir()
+	if err != nil {
+		return nil, scriptOutput{}, err
+	}
+	if err := checkBinaries(assets, binaries); err != nil {
+		return nil, scriptOutput{}, err
 	}
 	root, err := moduleRoot()
 	if err != nil {
-		return nil, err
+		return nil, scriptOutput{}, err
 	}
-	state, err := os.MkdirTemp("", "provider-proxmox-cp-")
+	state, err := os.MkdirTemp("", statePrefix)
 	if err != nil {
-		return nil, errors.Wrap(err, "cannot create the control plane's state directory")
+		return nil, scriptOutput{}, errors.Wrap(err, "cannot create a state directory")
 	}
-	script := controlPlaneScript{
-		path: filepath.Join(root, "cluster", "local", "controlplane.sh"),
-		env:  append(os.Environ(), "CONTROLPLANE_DIR="+state, "CONTROLPLANE_BIN="+assets),
+	s := &localScript{
+		path:  filepath.Join(root, "cluster", "local", name),
+		env:   append(os.Environ(), stateVar+"="+state, "CONTROLPLANE_BIN="+assets, "PROVIDER_PROXMOX_CACHE="+cacheDir(assets)),
+		state: state,
 	}
-	out, err := script.run("up")
+	out, err := s.run(controlPlaneTimeout, "up")
 	if err != nil {
-		_, _ = script.run("down")
-		return nil, err
+		_, _ = s.run(controlPlaneTimeout, "down")
+		return nil, out, err
 	}
-	kubeconfig := lastLine(out)
+	return s, out, nil
+}
+
+// cacheDir is the tool cache holding the binaries' dir (build-tools.sh's layout: bin/ beside
+// crossplane-crds/ and the function package).
+func cacheDir(assets string) string {
+	if dir := os.Getenv("PROVIDER_PROXMOX_CACHE"); dir != "" {
+		return dir
+	}
+	return filepath.Dir(assets)
+}
+
+// envFor is an Env for the kubeconfig the script printed; Stop runs `down`.
+func (s *localScript) envFor(kubeconfig string) (*Env, error) {
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
-		_, _ = script.run("down")
-		return nil, errors.Wrapf(err, "cannot load the kubeconfig %q printed by %s", kubeconfig, script.path)
+		_, _ = s.run(controlPlaneTimeout, "down")
+		return nil, errors.Wrapf(err, "cannot load the kubeconfig %q printed by %s", kubeconfig, s.path)
 	}
 	stop := func() error {
-		_, err := script.run("down")
+		_, err := s.run(controlPlaneTimeout, "down")
 		return err
 	}
 	return &Env{Config: cfg, stop: stop}, nil
 }
 
-type controlPlaneScript struct {
-	path string
-	env  []string
+// scriptOutput is what a script printed: results on stdout, progress on stderr.
+type scriptOutput struct {
+	Stdout, Stderr string
 }
 
-func (s controlPlaneScript) run(command string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), controlPlaneTimeout)
+func (o scriptOutput) lastLine() string {
+	lines := strings.Split(strings.TrimSpace(o.Stdout), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
+}
+
+func (s *localScript) run(timeout time.Duration, args ...string) (scriptOutput, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, s.path, command)
+	cmd := exec.CommandContext(ctx, s.path, args...)
 	cmd.Env = s.env
 	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
-		return "", errors.Wrapf(err, "%s %s failed: %s", s.path, command, strings.TrimSpace(stderr.String()))
+	err := cmd.Run()
+	out := scriptOutput{Stdout: stdout.String(), Stderr: stderr.String()}
+	if err != nil {
+		return out, errors.Wrapf(err, "%s %s failed: %s", s.path, strings.Join(args, " "), strings.TrimSpace(out.Stderr))
 	}
-	return stdout.String(), nil
-}
-
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return strings.TrimSpace(lines[len(lines)-1])
+	return out, nil
 }

@@ -1,0 +1,353 @@
+#!/usr/bin/env bash
+# Real Crossplane on the local control plane, without Docker or kubelet: Crossplane core v2.4.0
+# (package runtime External: it installs packages but runs no pods), its RBAC manager, and an
+# OCI registry on loopback. Packages are pushed and installed as a user would; what a pod
+# runtime would do for them is done here instead:
+#   - a provider revision gets the ServiceAccount and the (never running) Deployment the
+#     Deployment runtime would create, so Crossplane's RBAC manager binds the revision's
+#     ClusterRole to that ServiceAccount; the provider binary then runs locally with a token
+#     of it, so it has exactly the permissions Crossplane grants, never cluster admin;
+#   - a function runs as a local process serving gRPC over mutual TLS with a certificate
+#     signed by Crossplane's root CA, and its revision's endpoint points at it.
+#
+#   cluster/local/crossplane.sh up                 # control plane + core + RBAC manager + registry;
+#                                                  # last line: the admin kubeconfig
+#   cluster/local/crossplane.sh package [OUT]      # builds the provider's package; last line: its path
+#   cluster/local/crossplane.sh install-provider XPKG
+#                                                  # push, install, runtime stand-in, RBAC binding;
+#                                                  # last line: the provider ServiceAccount's kubeconfig
+#   cluster/local/crossplane.sh start-provider BINARY [FLAGS...]
+#                                                  # runs the provider with that kubeconfig
+#   cluster/local/crossplane.sh install-function [NAME PACKAGE-DIR BINARY]
+#                                                  # default: function-patch-and-transform
+#   cluster/local/crossplane.sh env                # KEY=VALUE lines: kubeconfigs, registry, logs
+#   cluster/local/crossplane.sh down               # stops everything and deletes the state
+#
+# Tools from `cluster/local/build-tools.sh envtest crossplane`. Everything listens on 127.0.0.1
+# (core's metrics and probes on free ports). Each step says how long it took.
+#
+# Environment: CROSSPLANE_DIR (state, default ${XDG_RUNTIME_DIR:-/tmp}/provider-proxmox-xp),
+# PROVIDER_PROXMOX_CACHE (as in build-tools.sh).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+CACHE_DIR=${PROVIDER_PROXMOX_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/provider-proxmox}
+BIN=$CACHE_DIR/bin
+STATE=${CROSSPLANE_DIR:-${XDG_RUNTIME_DIR:-/tmp}/provider-proxmox-xp}
+XP_NS=crossplane-system
+# The TLS Secret external revisions name (their runtime's certificate): the one the local
+# functions serve with.
+RUNTIME_TLS_SECRET=external-runtime-tls
+PROVIDER=provider-proxmox
+
+LOG_TAG=crossplane
+# shellcheck source=cluster/local/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+require_tools() {
+	command -v openssl >/dev/null || die "openssl not found (Debian: apt-get install openssl)"
+	local b
+	for b in kubectl crossplane-core crossplane-rbac-manager crossplane crane function-patch-and-transform; do
+		[ -x "$BIN/$b" ] || die "$BIN/$b missing: run 'cluster/local/build-tools.sh envtest crossplane' (make tools)"
+	done
+	[ -d "$CACHE_DIR/crossplane-crds" ] || die "$CACHE_DIR/crossplane-crds missing: run 'make tools'"
+}
+
+load_env() {
+	[ -f "$STATE/env" ] || die "Crossplane is not running: cluster/local/crossplane.sh up"
+	# shellcheck source=/dev/null
+	. "$STATE/env"
+	export KUBECONFIG=$ADMIN_KUBECONFIG
+}
+
+kc() { "$BIN/kubectl" --kubeconfig "$ADMIN_KUBECONFIG" "$@"; }
+
+# ------------------------------------------------------------------ up
+start_controlplane() {
+	ADMIN_KUBECONFIG=$(CONTROLPLANE_DIR=$STATE/cp CONTROLPLANE_BIN=$BIN "$ROOT/cluster/local/controlplane.sh" up | tail -n 1)
+	export KUBECONFIG=$ADMIN_KUBECONFIG # crossplane-core reads it (controller-runtime GetConfig)
+}
+
+# core init: Crossplane's CRDs, its root CA and client certificate, the lock object. Retried: on
+# a fresh API server a CRD just created may not be served yet.
+init_core() {
+	kc create namespace "$XP_NS" >/dev/null
+	# The package fetcher reads the pull secrets of Crossplane's ServiceAccount.
+	kc -n "$XP_NS" create serviceaccount crossplane >/dev/null
+	local i
+	for i in 1 2 3 4 5 6; do
+		POD_NAMESPACE=$XP_NS "$BIN/crossplane-core" core init --enable-webhooks=false \
+			--cr-ds-path "$CACHE_DIR/crossplane-crds" --tlsca-secret-name crossplane-root-ca \
+			--tls-client-secret-name crossplane-tls-client >"$STATE/logs/core-init.log" 2>&1 && return 0
+		sleep "$i"
+	done
+	tail_log core-init
+	return 1
+}
+
+secret_key_to_file() { # SECRET KEY FILE
+	kc -n "$XP_NS" get secret "$1" -o "jsonpath={.data.${2//./\\.}}" | base64 -d >"$3"
+}
+
+# Crossplane's client certificate (it calls functions with it) and a serving certificate for
+# local functions, signed by Crossplane's root CA and valid for 127.0.0.1.
+make_certificates() {
+	local k tls=$STATE/xp/tls-client fn=$STATE/xp/fn-tls
+	mkdir -p "$tls" "$fn"
+	chmod 700 "$STATE/xp"
+	for k in ca.crt tls.crt tls.key; do secret_key_to_file crossplane-tls-client "$k" "$tls/$k"; done
+	secret_key_to_file crossplane-root-ca tls.crt "$fn/ca.crt"
+	secret_key_to_file crossplane-root-ca tls.key "$fn/ca.key"
+	openssl req -new -newkey rsa:2048 -nodes -keyout "$fn/tls.key" -subj /CN=local-function -out "$fn/tls.csr" 2>/dev/null
+	printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth,clientAuth\n' >"$fn/ext.cnf"
+	openssl x509 -req -in "$fn/tls.csr" -CA "$fn/ca.crt" -CAkey "$fn/ca.key" -CAcreateserial \
+		-days 30 -extfile "$fn/ext.cnf" -out "$fn/tls.crt" 2>/dev/null
+	rm -f "$fn/ca.key" "$fn/tls.csr" "$fn/ext.cnf" "$fn/ca.srl"
+	kc -n "$XP_NS" create secret generic "$RUNTIME_TLS_SECRET" --from-file="$fn/" >/dev/null
+}
+
+start_registry() {
+	REGISTRY=127.0.0.1:$(free_port)
+	start_bg registry "$BIN/crane" registry serve --address "$REGISTRY"
+	wait_for 30 "$BIN/crane" catalog "$REGISTRY" || { tail_log registry; return 1; }
+}
+
+start_core() {
+	local health
+	health=$(free_port)
+	POD_NAMESPACE=$XP_NS start_bg crossplane "$BIN/crossplane-core" core start --debug \
+		--package-runtime External --enable-webhooks=false --xpkg-cache-dir "$STATE/xp/cache" \
+		--tls-client-certs-dir "$STATE/xp/tls-client" --tls-client-secret-name crossplane-tls-client \
+		--metrics-port "$(free_port)" --health-probe-port "$health" --webhook-port "$(free_port)"
+	wait_for 60 curl -fsS "http://127.0.0.1:$health/healthz" || { tail_log crossplane; return 1; }
+}
+
+# The RBAC manager gives each provider revision its ClusterRoles and binds the 'system' one to
+# the ServiceAccount of the revision's Deployment.
+start_rbac_manager() {
+	start_bg rbac-manager "$BIN/crossplane-rbac-manager" rbac start --debug --metrics-bind-address 0
+	sleep 1
+	running rbac-manager || { tail_log rbac-manager; return 1; }
+}
+
+write_env() {
+	cat >"$STATE/env" <<EOF
+ADMIN_KUBECONFIG=$ADMIN_KUBECONFIG
+REGISTRY=$REGISTRY
+PROVIDER_KUBECONFIG=$STATE/provider.kubeconfig
+LOGS=$STATE/logs
+EOF
+}
+
+stack_running() {
+	local c
+	for c in registry crossplane rbac-manager; do running "$c" || return 1; done
+	[ -f "$STATE/env" ] && load_env && kc get --raw /readyz >/dev/null 2>&1
+}
+
+cmd_up() {
+	require_tools
+	if stack_running; then
+		log "already running"
+		echo "$ADMIN_KUBECONFIG"
+		return 0
+	fi
+	cmd_down # a half-started or crashed instance: start from scratch
+	mkdir -p "$STATE/logs" "$STATE/xp/cache"
+	chmod 700 "$STATE"
+	local start=$SECONDS
+	step "starting etcd, kube-apiserver and kube-controller-manager" start_controlplane
+	step "crossplane core init (Crossplane's CRDs and certificates)" init_core
+	make_certificates
+	step "starting a registry (crane registry serve)" start_registry
+	step "starting Crossplane core (package runtime External)" start_core
+	step "starting the RBAC manager" start_rbac_manager
+	write_env
+	log "up in $((SECONDS - start))s: registry $REGISTRY, logs in $STATE/logs"
+	echo "$ADMIN_KUBECONFIG"
+}
+
+# ------------------------------------------------------------------ packages
+# package [OUT]: the provider's package, without a runtime image (the External runtime runs
+# none): package/ (meta and CRDs) plus examples/.
+cmd_package() {
+	local out=${1:-$STATE/$PROVIDER.xpkg}
+	mkdir -p "$(dirname "$out")"
+	step "building the provider package $out" "$BIN/crossplane" xpkg build --package-root "$ROOT/package" \
+		--examples-root "$ROOT/examples" -o "$out" >&2
+	echo "$out"
+}
+
+# push_package XPKG REPOSITORY: pushes under a tag naming its content; prints the reference.
+push_package() {
+	local ref
+	ref=$REGISTRY/$2:dev-$(sha256sum "$1" | cut -c1-12)
+	"$BIN/crossplane" xpkg push -f "$1" "$ref" >&2
+	echo "$ref"
+}
+
+# install_package KIND NAME REF: `crossplane xpkg install`, or a new package for an installed one.
+install_package() {
+	if kc get "$1" "$2" >/dev/null 2>&1; then
+		kc patch "$1" "$2" --type merge -p "{\"spec\":{\"package\":\"$3\"}}" >/dev/null
+	else
+		"$BIN/crossplane" xpkg install "$1" "$3" "$2" >&2
+	fi
+}
+
+# current_revision KIND NAME REF: the package's revision for REF, once the package manager
+# made it.
+current_revision() {
+	local rev
+	rev=$(kc get "$1" "$2" -o 'jsonpath={.status.currentRevision}')
+	[ -n "$rev" ] && [ "$(kc get "${1}revision" "$rev" -o 'jsonpath={.spec.image}')" = "$3" ] && echo "$rev"
+}
+
+wait_revision() { # KIND NAME REF
+	local rev=""
+	for _ in $(seq 1 120); do
+		rev=$(current_revision "$@" 2>/dev/null) && break
+		sleep 0.5
+	done
+	[ -n "$rev" ] || { log "no $1 revision for $3"; kc get "$1" "$2" -o yaml >&2; return 1; }
+	echo "$rev"
+}
+
+# The External runtime leaves a revision's TLS Secret (and a function's endpoint) unset; the
+# revision is not healthy without them.
+patch_revision() { # KIND REVISION [ENDPOINT]
+	local p="{\"status\":{\"tlsServerSecretName\":\"$RUNTIME_TLS_SECRET\"${3:+,\"endpoint\":\"$3\"}}}"
+	kc patch "${1}revision" "$2" --subresource=status --type merge -p "$p" >/dev/null
+	kc wait --for=condition=RevisionHealthy "${1}revision/$2" --timeout=120s >/dev/null
+}
+
+# ------------------------------------------------------------------ provider
+# What the Deployment runtime creates for a provider revision, minus the pod: a ServiceAccount
+# named after the revision and a Deployment controlled by the revision that names it. The
+# RBAC manager binds the revision's ClusterRole to the ServiceAccount of such Deployments.
+runtime_standin() { # REVISION
+	local uid
+	uid=$(kc get providerrevision "$1" -o 'jsonpath={.metadata.uid}')
+	kc apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: $1
+  namespace: $XP_NS
+  ownerReferences:
+  - {apiVersion: pkg.crossplane.io/v1, kind: ProviderRevision, name: $1, uid: $uid, controller: true, blockOwnerDeletion: true}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: $1
+  namespace: $XP_NS
+  ownerReferences:
+  - {apiVersion: pkg.crossplane.io/v1, kind: ProviderRevision, name: $1, uid: $uid, controller: true, blockOwnerDeletion: true}
+spec:
+  replicas: 0 # nothing runs pods here: the provider runs as a local process
+  selector: {matchLabels: {pkg.crossplane.io/revision: $1}}
+  template:
+    metadata: {labels: {pkg.crossplane.io/revision: $1}}
+    spec:
+      serviceAccountName: $1
+      containers: [{name: package-runtime, image: $2}]
+EOF
+}
+
+bound() { # REVISION
+	[ "$(kc get clusterrolebinding "crossplane:provider:$1:system" -o 'jsonpath={.subjects[*].name}' 2>/dev/null)" = "$1" ]
+}
+
+# A kubeconfig authenticating as the revision's ServiceAccount (a TokenRequest token).
+write_provider_kubeconfig() { # REVISION
+	local token server ca
+	token=$(kc -n "$XP_NS" create token "$1" --duration 24h)
+	server=$(kc config view --raw --minify -o 'jsonpath={.clusters[0].cluster.server}')
+	ca=$(kc config view --raw --minify -o 'jsonpath={.clusters[0].cluster.certificate-authority-data}')
+	umask 077
+	cat >"$PROVIDER_KUBECONFIG" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: local
+  cluster: {server: "$server", certificate-authority-data: $ca}
+users:
+- name: $XP_NS/$1
+  user: {token: $token}
+contexts:
+- name: $1
+  context: {cluster: local, user: $XP_NS/$1}
+current-context: $1
+EOF
+}
+
+cmd_install_provider() { # XPKG
+	local xpkg=${1:?usage: install-provider XPKG} ref rev start=$SECONDS
+	load_env
+	ref=$(push_package "$xpkg" "$PROVIDER")
+	install_package provider "$PROVIDER" "$ref"
+	rev=$(wait_revision provider "$PROVIDER" "$ref")
+	step "revision $rev: TLS Secret set, waiting for it to be healthy" patch_revision provider "$rev"
+	runtime_standin "$rev" "$ref"
+	wait_for 60 bound "$rev" || { log "the RBAC manager did not bind $rev's ClusterRole"; tail_log rbac-manager; return 1; }
+	write_provider_kubeconfig "$rev"
+	log "provider $ref installed in $((SECONDS - start))s; runs as ServiceAccount $XP_NS/$rev"
+	echo "$PROVIDER_KUBECONFIG"
+}
+
+# start-provider BINARY [FLAGS...]: the provider as a local process with the revision's
+# ServiceAccount (restarted when already running); logs in $LOGS/provider.log.
+cmd_start_provider() {
+	local binary=${1:?usage: start-provider BINARY [FLAGS...]}
+	shift
+	load_env
+	[ -f "$PROVIDER_KUBECONFIG" ] || die "no provider installed: cluster/local/crossplane.sh install-provider XPKG"
+	stop_bg provider
+	KUBECONFIG=$PROVIDER_KUBECONFIG start_bg provider "$binary" "$@"
+	sleep 1
+	running provider || { tail_log provider; return 1; }
+}
+
+# ------------------------------------------------------------------ functions
+cmd_install_function() { # [NAME PACKAGE-DIR BINARY]
+	local name=${1:-function-patch-and-transform} dir=${2:-$CACHE_DIR/function-patch-and-transform-package}
+	local binary=${3:-$BIN/function-patch-and-transform} xpkg ref rev port start=$SECONDS
+	load_env
+	xpkg=$STATE/$name.xpkg
+	"$BIN/crossplane" xpkg build --package-root "$dir" -o "$xpkg" >&2
+	ref=$(push_package "$xpkg" "$name")
+	install_package function "$name" "$ref"
+	port=$(free_port)
+	stop_bg "fn-$name"
+	start_bg "fn-$name" "$binary" --debug --address "127.0.0.1:$port" --tls-server-certs-dir "$STATE/xp/fn-tls"
+	wait_for 30 port_in_use "$port" || { tail_log "fn-$name"; return 1; }
+	rev=$(wait_revision function "$name" "$ref")
+	patch_revision function "$rev" "127.0.0.1:$port"
+	log "function $name installed in $((SECONDS - start))s; serves on 127.0.0.1:$port"
+}
+
+# ------------------------------------------------------------------ down
+cmd_down() {
+	[ -d "$STATE" ] || return 0
+	local f
+	stop_bg provider
+	for f in "$STATE"/fn-*.pid; do [ -e "$f" ] && stop_bg "$(basename "$f" .pid)"; done
+	for f in rbac-manager crossplane registry; do stop_bg "$f"; done
+	CONTROLPLANE_DIR=$STATE/cp CONTROLPLANE_BIN=$BIN "$ROOT/cluster/local/controlplane.sh" down
+	rm -rf "$STATE"
+}
+
+case "${1:-}" in
+up) cmd_up ;;
+package) cmd_package "${2:-}" ;;
+install-provider) cmd_install_provider "${2:-}" ;;
+start-provider) shift && cmd_start_provider "$@" ;;
+install-function) shift && cmd_install_function "$@" ;;
+env) load_env && cat "$STATE/env" ;;
+down) cmd_down ;;
+*)
+	sed -n '2,29p' "$0" >&2
+	exit 2
+	;;
+esac

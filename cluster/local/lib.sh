@@ -1,0 +1,93 @@
+# Shared by the scripts in cluster/local (sourced, not run): background processes tracked by
+# pid files in $STATE, polling, free loopback ports. The sourcing script sets STATE and LOG_TAG
+# and defines nothing these names use.
+
+log() { echo "[$LOG_TAG] $*" >&2; }
+die() { log "$*"; exit 1; }
+
+pid_of() { cat "$STATE/$1.pid" 2>/dev/null || true; }
+
+# A pid file may outlive its process (reboot, crash) and the pid be reused: only trust a pid
+# still running the executable start_bg recorded for it.
+running() {
+	local pid exe
+	pid=$(pid_of "$1")
+	exe=$(cat "$STATE/$1.exe" 2>/dev/null || true)
+	[ -n "$pid" ] && [ -n "$exe" ] && tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline" | grep -qF "$exe "
+}
+
+# start_bg NAME CMD...: runs CMD detached, output to $STATE/logs/NAME.log, so callers capturing
+# our stdout never hang on it.
+start_bg() {
+	local name=$1
+	shift
+	mkdir -p "$STATE/logs"
+	nohup "$@" >"$STATE/logs/$name.log" 2>&1 </dev/null &
+	record_bg "$name" $! "$1"
+}
+
+# start_bg_stdout NAME FILE CMD...: as start_bg, but stdout (a result the program prints) to FILE.
+start_bg_stdout() {
+	local name=$1 out=$2
+	shift 2
+	mkdir -p "$STATE/logs"
+	nohup "$@" >"$out" 2>"$STATE/logs/$name.log" </dev/null &
+	record_bg "$name" $! "$1"
+}
+
+record_bg() { # NAME PID EXECUTABLE
+	echo "$2" >"$STATE/$1.pid"
+	echo "$3" >"$STATE/$1.exe"
+}
+
+# stop_bg NAME: SIGTERM, then SIGKILL after 10 s; only the process start_bg recorded.
+stop_bg() {
+	local pid
+	pid=$(pid_of "$1")
+	if running "$1"; then
+		kill "$pid" 2>/dev/null || true
+		for _ in $(seq 1 50); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.2
+		done
+		kill -9 "$pid" 2>/dev/null || true
+	fi
+	rm -f "$STATE/$1.pid" "$STATE/$1.exe"
+}
+
+# wait_for SECONDS CMD...: polls CMD until it succeeds; fails after SECONDS.
+wait_for() {
+	local deadline=$((SECONDS + $1))
+	shift
+	until "$@" >/dev/null 2>&1; do
+		[ "$SECONDS" -lt "$deadline" ] || return 1
+		sleep 0.3
+	done
+}
+
+# step DESCRIPTION CMD...: says what runs (some steps take minutes the first time), runs it, and
+# says how long it took.
+step() {
+	local what=$1 start=$SECONDS
+	shift
+	log "$what ..."
+	"$@"
+	log "$what: done in $((SECONDS - start))s"
+}
+
+port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+free_port() {
+	local p
+	for _ in $(seq 1 100); do
+		p=$((20000 + RANDOM % 30000))
+		port_in_use "$p" || { echo "$p"; return 0; }
+	done
+	die "no free port found"
+}
+
+# tail_log NAME: the last lines of a component's log, for a failure message.
+tail_log() {
+	log "last lines of $STATE/logs/$1.log:"
+	tail -20 "$STATE/logs/$1.log" >&2 2>/dev/null || true
+}

@@ -1,0 +1,347 @@
+/*
+Copyright 2026 The provider-proxmox Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package crossplane
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
+)
+
+const (
+	node         = "pve"
+	templateName = "debian-12"
+	templateID   = 9000
+
+	connName  = "proxmox-connection-sample"
+	credNS    = "kubemox"
+	credName  = "proxmox-credentials"
+	tokenID   = "root@pam!kubemox"
+	tokenKey  = "token"
+	rotatedID = "root@pam!kubemox-rotated"
+	// rotatedKey holds the new token's secret beside the old one, so the
+	// connection switches token ID and secret in one update.
+	rotatedKey   = "token-rotated"
+	firstSecret  = "first-token-secret"
+	rotatedSecret = "rotated-token-secret"
+
+	claimNS     = "team-a"
+	claimName   = "web"
+	claimSecret = "web-vm"
+	xrNS        = "team-b"
+	xrName      = "api"
+)
+
+var (
+	claimXRDGVK = schema.GroupVersionKind{Group: "apiextensions.crossplane.io", Version: "v1", Kind: "CompositeResourceDefinition"}
+	claimGVK    = schema.GroupVersionKind{Group: "vm.example.org", Version: "v1alpha1", Kind: "VirtualMachineClaim"}
+	claimXRGVK  = schema.GroupVersionKind{Group: "vm.example.org", Version: "v1alpha1", Kind: "XVirtualMachine"}
+	xrGVK       = schema.GroupVersionKind{Group: "platform.example.org", Version: "v1alpha1", Kind: "VM"}
+)
+
+// size is what a Composition's size means in Proxmox VE.
+type size struct {
+	name          string
+	cores, memory string
+}
+
+var (
+	small  = size{name: "small", cores: "1", memory: "1024"}
+	medium = size{name: "medium", cores: "2", memory: "4096"}
+	large  = size{name: "large", cores: "4", memory: "8192"}
+)
+
+// flow is the story a team lives through, phase after phase.
+type flow struct {
+	*suite
+	// claimVMID is the VM the claim's Composition made.
+	claimVMID int
+	xrVMID    int
+	// oldTokenUses counts requests with the first token once the connection
+	// had switched to the rotated one.
+	oldTokenUses int
+}
+
+func (f *flow) connectionReady(t *testing.T) {
+	ctx := context.Background()
+	for _, o := range []client.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: credNS}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: credNS, Name: credName}, StringData: map[string]string{tokenKey: firstSecret}},
+		&v1alpha1.ProxmoxConnection{ObjectMeta: metav1.ObjectMeta{Name: connName}, Spec: v1alpha1.ProxmoxConnectionSpec{
+			Endpoint: f.sim.URL(), TokenID: tokenID, CABundle: string(f.sim.CAPEM()),
+			SecretFrom: &v1alpha1.SecretKeySelector{Namespace: credNS, Name: credName, Key: tokenKey},
+		}},
+	} {
+		if err := f.kube.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.waitConnection(t, func(*v1alpha1.ProxmoxConnection) bool { return true })
+}
+
+// waitConnection waits until the connection is Ready for its current spec
+// and cond holds.
+func (f *flow) waitConnection(t *testing.T, cond func(*v1alpha1.ProxmoxConnection) bool) *v1alpha1.ProxmoxConnection {
+	t.Helper()
+	pc := &v1alpha1.ProxmoxConnection{}
+	f.eventually(t, flowWait, "ProxmoxConnection "+connName+" Ready", func() (bool, string) {
+		if err := f.kube.Get(context.Background(), types.NamespacedName{Name: connName}, pc); err != nil {
+			return false, err.Error()
+		}
+		c := pc.Status.GetCondition(xpv2.TypeReady)
+		return c.Status == corev1.ConditionTrue && c.ObservedGeneration == pc.Generation && cond(pc), fmt.Sprintf("%+v", pc.Status)
+	})
+	return pc
+}
+
+func (f *flow) claimReady(t *testing.T) {
+	f.applyFile(t, filepath.Join("testdata", "claim-xrd.yaml"))
+	f.applyFile(t, filepath.Join("testdata", "claim-composition.yaml"))
+	xrd := object(claimXRDGVK, "", "xvirtualmachines.vm.example.org")
+	f.waitCondition(t, setupWait, xrd, "Established")
+	f.waitCondition(t, setupWait, xrd, "Offered")
+
+	f.namespace(t, claimNS)
+	claim := object(claimGVK, claimNS, claimName)
+	claim.Object["spec"] = map[string]any{
+		"size": small.name, "template": templateName, "node": node,
+		"writeConnectionSecretToRef": map[string]any{"name": claimSecret},
+	}
+	if err := f.kube.Create(context.Background(), claim); err != nil {
+		t.Fatal(err)
+	}
+	f.waitCondition(t, flowWait, claim, "Ready")
+
+	vm := f.composedVM(t, claimNS, map[string]string{"crossplane.io/claim-name": claimName})
+	f.claimVMID = int(vm.Status.VMID)
+	f.waitGuest(t, f.claimVMID, small)
+	f.waitConnectionSecret(t, claimNS, claimSecret, vm)
+}
+
+// composedVM is the one VirtualMachine with labels in ns, once Ready.
+func (f *flow) composedVM(t *testing.T, ns string, labels map[string]string) *v1alpha1.VirtualMachine {
+	t.Helper()
+	var vm *v1alpha1.VirtualMachine
+	f.eventually(t, flowWait, fmt.Sprintf("one Ready VirtualMachine in %s labelled %v", ns, labels), func() (bool, string) {
+		l := &v1alpha1.VirtualMachineList{}
+		if err := f.kube.List(context.Background(), l, client.InNamespace(ns), client.MatchingLabels(labels)); err != nil {
+			return false, err.Error()
+		}
+		if len(l.Items) != 1 {
+			return false, fmt.Sprintf("%d VirtualMachines", len(l.Items))
+		}
+		vm = &l.Items[0]
+		return vm.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue && vm.Status.VMID != 0, fmt.Sprintf("%+v", vm.Status)
+	})
+	return vm
+}
+
+// waitGuest waits until the simulator's VM has a size's cores and memory
+// applied, nothing pending.
+func (f *flow) waitGuest(t *testing.T, vmid int, sz size) {
+	t.Helper()
+	f.eventually(t, flowWait, fmt.Sprintf("VM %d in the simulator %s", vmid, sz.name), func() (bool, string) {
+		g, ok := f.sim.Guest(vmid)
+		if !ok {
+			return false, "no such guest"
+		}
+		return g.Config["cores"] == sz.cores && g.Config["memory"] == sz.memory && len(g.Pending) == 0,
+			fmt.Sprintf("cores %s memory %s pending %v", g.Config["cores"], g.Config["memory"], g.Pending)
+	})
+}
+
+// waitConnectionSecret waits until a Secret holds the VM's vmid, node and
+// IP address.
+func (f *flow) waitConnectionSecret(t *testing.T, ns, name string, vm *v1alpha1.VirtualMachine) {
+	t.Helper()
+	f.eventually(t, flowWait, fmt.Sprintf("Secret %s/%s with the VM's vmid, node and ipAddress", ns, name), func() (bool, string) {
+		if err := f.kube.Get(context.Background(), client.ObjectKeyFromObject(vm), vm); err != nil {
+			return false, err.Error()
+		}
+		want := map[string]string{"vmid": strconv.Itoa(int(vm.Status.VMID)), "node": node, "ipAddress": vm.Status.Status.IPAddress}
+		s := &corev1.Secret{}
+		if err := f.kube.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, s); err != nil {
+			return false, err.Error()
+		}
+		got := map[string]string{}
+		for k := range want {
+			got[k] = string(s.Data[k])
+		}
+		return want["ipAddress"] != "" && fmt.Sprint(got) == fmt.Sprint(want), fmt.Sprintf("got %v, want %v", got, want)
+	})
+}
+
+func (f *flow) claimResized(t *testing.T) {
+	f.resize(t, object(claimGVK, claimNS, claimName), medium)
+	f.waitGuest(t, f.claimVMID, medium)
+}
+
+// resize changes a claim's or XR's size.
+func (f *flow) resize(t *testing.T, o *unstructured.Unstructured, sz size) {
+	t.Helper()
+	patch := client.RawPatch(types.MergePatchType, []byte(fmt.Sprintf(`{"spec":{"size":%q}}`, sz.name)))
+	if err := f.kube.Patch(context.Background(), o, patch); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// tokenRotated rotates the way an operator does without an outage: a new
+// token in Proxmox VE, its secret added to the Secret, the connection
+// switched to it in one update, then the old token revoked and its secret
+// dropped. While the old token still works, a request with it would be
+// counted, so "never used after the switch" can fail.
+func (f *flow) tokenRotated(t *testing.T) {
+	ctx := context.Background()
+	f.sim.AddToken(rotatedID, rotatedSecret)
+	sec := &corev1.Secret{}
+	if err := f.kube.Get(ctx, types.NamespacedName{Namespace: credNS, Name: credName}, sec); err != nil {
+		t.Fatal(err)
+	}
+	sec.Data[rotatedKey] = []byte(rotatedSecret)
+	if err := f.kube.Update(ctx, sec); err != nil {
+		t.Fatal(err)
+	}
+	pc := &v1alpha1.ProxmoxConnection{}
+	if err := f.kube.Get(ctx, types.NamespacedName{Name: connName}, pc); err != nil {
+		t.Fatal(err)
+	}
+	pc.Spec.TokenID = rotatedID
+	pc.Spec.SecretFrom.Key = rotatedKey
+	if err := f.kube.Update(ctx, pc); err != nil {
+		t.Fatal(err)
+	}
+	f.waitConnection(t, observedSecret(sec))
+	f.oldTokenUses = f.sim.Counters().ByCredential[tokenID]
+
+	f.sim.RemoveToken(tokenID)
+	delete(sec.Data, tokenKey)
+	if err := f.kube.Update(ctx, sec); err != nil {
+		t.Fatal(err)
+	}
+	f.waitConnection(t, observedSecret(sec))
+
+	rotatedBefore := f.sim.Counters().ByCredential[rotatedID]
+	f.resize(t, object(claimGVK, claimNS, claimName), large)
+	f.waitGuest(t, f.claimVMID, large)
+	vm := f.composedVM(t, claimNS, map[string]string{"crossplane.io/claim-name": claimName})
+	f.waitConnectionSecret(t, claimNS, claimSecret, vm)
+
+	c := f.sim.Counters()
+	if used := c.ByCredential[tokenID] - f.oldTokenUses; used != 0 {
+		t.Errorf("%d requests used the old token after the connection switched to the new one", used)
+	}
+	if c.ByCredential[rotatedID] <= rotatedBefore {
+		t.Errorf("the resize reached the VM without a request with the new token (%d before, %d after)", rotatedBefore, c.ByCredential[rotatedID])
+	}
+	t.Logf("requests by token: %v", c.ByCredential)
+}
+
+// observedSecret holds once the connection read sec at its current version.
+func observedSecret(sec *corev1.Secret) func(*v1alpha1.ProxmoxConnection) bool {
+	return func(pc *v1alpha1.ProxmoxConnection) bool {
+		return len(pc.Status.ObservedSecrets) == 1 && pc.Status.ObservedSecrets[0].ResourceVersion == sec.ResourceVersion
+	}
+}
+
+func (f *flow) namespacedXRReady(t *testing.T) {
+	f.applyFile(t, filepath.Join("testdata", "namespaced-xrd.yaml"))
+	f.applyFile(t, filepath.Join("testdata", "namespaced-composition.yaml"))
+	xrd := object(claimXRDGVK, "", "vms.platform.example.org")
+	f.waitCondition(t, setupWait, xrd, "Established")
+
+	f.namespace(t, xrNS)
+	xr := object(xrGVK, xrNS, xrName)
+	xr.Object["spec"] = map[string]any{"size": medium.name, "template": templateName, "node": node}
+	if err := f.kube.Create(context.Background(), xr); err != nil {
+		t.Fatal(err)
+	}
+	f.waitCondition(t, flowWait, xr, "Ready")
+	vm := f.composedVM(t, xrNS, map[string]string{"crossplane.io/composite": xrName})
+	f.xrVMID = int(vm.Status.VMID)
+	if f.xrVMID == f.claimVMID {
+		t.Fatalf("the XR's VM is the claim's VM %d", f.xrVMID)
+	}
+	f.waitGuest(t, f.xrVMID, medium)
+	f.waitConnectionSecret(t, xrNS, xrName+"-connection", vm)
+
+	f.resize(t, xr, small)
+	f.waitGuest(t, f.xrVMID, small)
+}
+
+func (f *flow) deleted(t *testing.T) {
+	ctx := context.Background()
+	claim := object(claimGVK, claimNS, claimName)
+	if err := f.get(claim); err != nil {
+		t.Fatal(err)
+	}
+	xrRef, _, _ := unstructured.NestedString(claim.Object, "spec", "resourceRef", "name")
+	if err := f.kube.Delete(ctx, claim); err != nil {
+		t.Fatal(err)
+	}
+	f.waitGone(t, flowWait, claim)
+	f.waitGone(t, flowWait, object(claimXRGVK, "", xrRef))
+	f.waitNoGuest(t, f.claimVMID)
+
+	xr := object(xrGVK, xrNS, xrName)
+	if err := f.kube.Delete(ctx, xr); err != nil {
+		t.Fatal(err)
+	}
+	f.waitGone(t, flowWait, xr)
+	f.waitNoGuest(t, f.xrVMID)
+
+	for _, ns := range []string{claimNS, xrNS} {
+		l := &v1alpha1.VirtualMachineList{}
+		if err := f.kube.List(ctx, l, client.InNamespace(ns)); err != nil {
+			t.Fatal(err)
+		}
+		if len(l.Items) != 0 {
+			t.Errorf("%d VirtualMachines left in %s", len(l.Items), ns)
+		}
+	}
+	if g := f.sim.Guests(); len(g) != 1 {
+		t.Errorf("the simulator holds %d guests, want only the template", len(g))
+	}
+}
+
+// waitNoGuest waits until the simulator no longer has the VM.
+func (f *flow) waitNoGuest(t *testing.T, vmid int) {
+	t.Helper()
+	f.eventually(t, flowWait, fmt.Sprintf("VM %d destroyed in the simulator", vmid), func() (bool, string) {
+		g, ok := f.sim.Guest(vmid)
+		return !ok, fmt.Sprintf("%s, lock %q", g.Status, g.Lock)
+	})
+}
+
+func (f *flow) namespace(t *testing.T, name string) {
+	t.Helper()
+	if err := f.kube.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+		t.Fatal(err)
+	}
+}
