@@ -167,24 +167,35 @@ build_crossplane_core() {
 # Core's `rbac start` (the RBAC manager) always serves metrics on :8080, with no flag to move
 # it: a second stack on the machine, or a composition function (function-sdk-go takes :8080
 # too when it is free), would make it exit. crossplane-rbac-manager is the same command built
-# with one overlay that adds --metrics-bind-address (default :8080 as upstream); its
-# controllers, and so the permissions it grants providers, are untouched.
+# from a copy of core's module with one file patched to add --metrics-bind-address (default
+# :8080 as upstream); its controllers, and so the permissions it grants providers, are
+# untouched. (go build -overlay refuses files in the module cache, hence the copy.)
 build_crossplane_rbac_manager() {
 	stamp_ok crossplane-rbac-manager "$XP_CORE_VERSION" && return 0
-	local v=v$XP_CORE_VERSION src patched=$WORK/rbac-overlay/rbac.go
+	local v=v$XP_CORE_VERSION dir=$WORK/xprbac rbac
 	xpcore_module
-	src=$(xpcore_dir)/cmd/crossplane/rbac/rbac.go
-	mkdir -p "$WORK/rbac-overlay"
-	sed -e 's|^\t"sigs.k8s.io/controller-runtime/pkg/cache"$|&\n\tmetricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"|' \
+	mkdir -p "$dir"
+	cp -r "$(xpcore_dir)" "$dir/crossplane"
+	chmod -R u+w "$dir/crossplane"
+	rbac=$dir/crossplane/cmd/crossplane/rbac/rbac.go
+	sed -i -e 's|^\t"sigs.k8s.io/controller-runtime/pkg/cache"$|&\n\tmetricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"|' \
 		-e 's|^\tLeaderElection      bool .*|&\n\tMetricsBindAddress string `default:":8080" help:"Address the metrics endpoint binds to; 0 disables it." name:"metrics-bind-address"`|' \
 		-e 's|^\t\tLeaderElectionResourceLock: resourcelock.LeasesResourceLock,$|&\n\t\tMetrics: metricsserver.Options{BindAddress: c.MetricsBindAddress},|' \
-		"$src" >"$patched"
-	# Three insertions, or the upstream file changed under this version and the overlay is stale.
-	[ "$(grep -c 'metricsserver\|MetricsBindAddress' "$patched")" = 3 ] ||
-		{ log "cannot add --metrics-bind-address to $src (did $v change it?)"; return 1; }
-	printf '{"Replace": {"%s": "%s"}}\n' "$src" "$patched" >"$WORK/rbac-overlay/overlay.json"
-	(cd "$WORK/xpcore" && timed "crossplane RBAC manager $v" go build -trimpath -overlay "$WORK/rbac-overlay/overlay.json" \
-		-ldflags "$(xp_ldflags "$XP_CORE_VERSION")" -o "$WORK/out/crossplane-rbac-manager" github.com/crossplane/crossplane/v2/cmd/crossplane)
+		"$rbac"
+	# Three insertions, or the upstream file changed under this version and the patch is stale.
+	[ "$(grep -c 'metricsserver\|MetricsBindAddress' "$rbac")" = 3 ] ||
+		{ log "cannot add --metrics-bind-address to $rbac (did $v change it?)"; return 1; }
+	new_module "$dir" local/xprbac-tools 1.26.0 <<EOF
+require (
+	github.com/crossplane/crossplane/v2 $v
+	github.com/crossplane/crossplane/apis/v2 $v
+	github.com/crossplane/crossplane-runtime/v2 $v
+)
+
+replace github.com/crossplane/crossplane/v2 => ./crossplane
+EOF
+	(cd "$dir" && timed "crossplane RBAC manager $v" go build -trimpath -ldflags "$(xp_ldflags "$XP_CORE_VERSION")" \
+		-o "$WORK/out/crossplane-rbac-manager" github.com/crossplane/crossplane/v2/cmd/crossplane)
 	install_binary crossplane-rbac-manager "$XP_CORE_VERSION"
 }
 

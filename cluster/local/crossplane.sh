@@ -109,7 +109,7 @@ make_certificates() {
 start_registry() {
 	REGISTRY=127.0.0.1:$(free_port)
 	start_bg registry "$BIN/crane" registry serve --address "$REGISTRY"
-	wait_for 30 "$BIN/crane" catalog "$REGISTRY" || { tail_log registry; return 1; }
+	wait_running registry 30 "$BIN/crane" catalog "$REGISTRY" || { tail_log registry; return 1; }
 }
 
 start_core() {
@@ -119,7 +119,7 @@ start_core() {
 		--package-runtime External --enable-webhooks=false --xpkg-cache-dir "$STATE/xp/cache" \
 		--tls-client-certs-dir "$STATE/xp/tls-client" --tls-client-secret-name crossplane-tls-client \
 		--metrics-port "$(free_port)" --health-probe-port "$health" --webhook-port "$(free_port)"
-	wait_for 60 curl -fsS "http://127.0.0.1:$health/healthz" || { tail_log crossplane; return 1; }
+	wait_running crossplane 60 curl -fsS "http://127.0.0.1:$health/healthz" || { tail_log crossplane; return 1; }
 }
 
 # The RBAC manager gives each provider revision its ClusterRoles and binds the 'system' one to
@@ -221,6 +221,20 @@ patch_revision() { # KIND REVISION [ENDPOINT]
 	kc wait --for=condition=RevisionHealthy "${1}revision/$2" --timeout=120s >/dev/null
 }
 
+# The runtime reports whether the package's process is healthy; nothing does under the External
+# runtime, so the package never becomes Healthy. The stand-in says so once the process answers.
+mark_runtime_healthy() { # KIND REVISION
+	local types i=0 t op=add path=/status/conditions/-
+	types=$(kc get "${1}revision" "$2" -o 'jsonpath={range .status.conditions[*]}{.type}{"\n"}{end}')
+	for t in $types; do
+		[ "$t" = RuntimeHealthy ] && op=replace path=/status/conditions/$i
+		i=$((i + 1))
+	done
+	kc patch "${1}revision" "$2" --subresource=status --type json -p "[{\"op\": \"$op\", \"path\": \"$path\",
+		\"value\": {\"type\": \"RuntimeHealthy\", \"status\": \"True\", \"reason\": \"HealthyPackageRevision\",
+		\"lastTransitionTime\": \"$(date -u +%Y-%m-%dT%H:%M:%SZ)\"}}]" >/dev/null
+}
+
 # ------------------------------------------------------------------ provider
 # What the Deployment runtime creates for a provider revision, minus the pod: a ServiceAccount
 # named after the revision and a Deployment controlled by the revision that names it. The
@@ -297,16 +311,21 @@ cmd_install_provider() { # XPKG
 }
 
 # start-provider BINARY [FLAGS...]: the provider as a local process with the revision's
-# ServiceAccount (restarted when already running); logs in $LOGS/provider.log.
+# ServiceAccount (restarted when already running), its health probe on a free port (so FLAGS
+# must not set --health-probe-bind-address); once /readyz answers, the revision's runtime is
+# marked healthy. Logs in $LOGS/provider.log.
 cmd_start_provider() {
-	local binary=${1:?usage: start-provider BINARY [FLAGS...]}
+	local binary=${1:?usage: start-provider BINARY [FLAGS...]} health rev
 	shift
 	load_env
 	[ -f "$PROVIDER_KUBECONFIG" ] || die "no provider installed: cluster/local/crossplane.sh install-provider XPKG"
 	stop_bg provider
-	KUBECONFIG=$PROVIDER_KUBECONFIG start_bg provider "$binary" "$@"
-	sleep 1
-	running provider || { tail_log provider; return 1; }
+	health=$(free_port)
+	KUBECONFIG=$PROVIDER_KUBECONFIG start_bg provider "$binary" --health-probe-bind-address "127.0.0.1:$health" "$@"
+	wait_running provider 60 curl -fsS "http://127.0.0.1:$health/readyz" || { tail_log provider; return 1; }
+	rev=$(kc get provider "$PROVIDER" -o 'jsonpath={.status.currentRevision}')
+	mark_runtime_healthy provider "$rev"
+	log "provider running as ServiceAccount $XP_NS/$rev; health probes on 127.0.0.1:$health"
 }
 
 # ------------------------------------------------------------------ functions
@@ -320,10 +339,11 @@ cmd_install_function() { # [NAME PACKAGE-DIR BINARY]
 	install_package function "$name" "$ref"
 	port=$(free_port)
 	stop_bg "fn-$name"
-	start_bg "fn-$name" "$binary" --debug --address "127.0.0.1:$port" --tls-server-certs-dir "$STATE/xp/fn-tls"
-	wait_for 30 port_in_use "$port" || { tail_log "fn-$name"; return 1; }
+	start_bg "fn-$name" "$binary" --debug --address "127.0.0.1:$port" --tls-certs-dir "$STATE/xp/fn-tls"
+	wait_running "fn-$name" 30 port_in_use "$port" || { tail_log "fn-$name"; return 1; }
 	rev=$(wait_revision function "$name" "$ref")
 	patch_revision function "$rev" "127.0.0.1:$port"
+	mark_runtime_healthy function "$rev"
 	log "function $name installed in $((SECONDS - start))s; serves on 127.0.0.1:$port"
 }
 

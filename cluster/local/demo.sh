@@ -154,7 +154,7 @@ activate() {
 }
 
 start_provider_as_revision() {
-	xp start-provider "$ROOT/bin/provider" --poll 30s --metrics-bind-address 0 --health-probe-bind-address 127.0.0.1:0
+	xp start-provider "$ROOT/bin/provider" --poll 30s --metrics-bind-address 0
 }
 
 claim_ready() {

@@ -75,6 +75,18 @@ step() {
 	log "$what: done in $((SECONDS - start))s"
 }
 
+# wait_running NAME SECONDS CMD...: as wait_for, but gives up at once when the background
+# process NAME exits.
+wait_running() {
+	local name=$1 deadline=$((SECONDS + $2))
+	shift 2
+	until "$@" >/dev/null 2>&1; do
+		running "$name" || { log "$name exited"; return 1; }
+		[ "$SECONDS" -lt "$deadline" ] || return 1
+		sleep 0.3
+	done
+}
+
 port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 free_port() {

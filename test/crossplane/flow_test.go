@@ -48,8 +48,8 @@ const (
 	rotatedID = "root@pam!kubemox-rotated"
 	// rotatedKey holds the new token's secret beside the old one, so the
 	// connection switches token ID and secret in one update.
-	rotatedKey   = "token-rotated"
-	firstSecret  = "first-token-secret"
+	rotatedKey    = "token-rotated"
+	firstSecret   = "first-token-secret"
 	rotatedSecret = "rotated-token-secret"
 
 	claimNS     = "team-a"
@@ -81,9 +81,9 @@ var (
 // flow is the story a team lives through, phase after phase.
 type flow struct {
 	*suite
-	// claimVMID is the VM the claim's Composition made.
-	claimVMID int
-	xrVMID    int
+	// claimVM and xrVM are what the Compositions made, and their VMIDs.
+	claimVM, xrVM     *v1alpha1.VirtualMachine
+	claimVMID, xrVMID int
 	// oldTokenUses counts requests with the first token once the connection
 	// had switched to the rotated one.
 	oldTokenUses int
@@ -139,10 +139,10 @@ func (f *flow) claimReady(t *testing.T) {
 	}
 	f.waitCondition(t, flowWait, claim, "Ready")
 
-	vm := f.composedVM(t, claimNS, map[string]string{"crossplane.io/claim-name": claimName})
-	f.claimVMID = int(vm.Status.VMID)
+	f.claimVM = f.composedVM(t, claimNS, map[string]string{"crossplane.io/claim-name": claimName})
+	f.claimVMID = int(f.claimVM.Status.VMID)
 	f.waitGuest(t, f.claimVMID, small)
-	f.waitConnectionSecret(t, claimNS, claimSecret, vm)
+	f.waitConnectionSecret(t, claimNS, claimSecret, f.claimVM)
 }
 
 // composedVM is the one VirtualMachine with labels in ns, once Ready.
@@ -283,13 +283,13 @@ func (f *flow) namespacedXRReady(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.waitCondition(t, flowWait, xr, "Ready")
-	vm := f.composedVM(t, xrNS, map[string]string{"crossplane.io/composite": xrName})
-	f.xrVMID = int(vm.Status.VMID)
+	f.xrVM = f.composedVM(t, xrNS, map[string]string{"crossplane.io/composite": xrName})
+	f.xrVMID = int(f.xrVM.Status.VMID)
 	if f.xrVMID == f.claimVMID {
 		t.Fatalf("the XR's VM is the claim's VM %d", f.xrVMID)
 	}
 	f.waitGuest(t, f.xrVMID, medium)
-	f.waitConnectionSecret(t, xrNS, xrName+"-connection", vm)
+	f.waitConnectionSecret(t, xrNS, xrName+"-connection", f.xrVM)
 
 	f.resize(t, xr, small)
 	f.waitGuest(t, f.xrVMID, small)
@@ -307,14 +307,18 @@ func (f *flow) deleted(t *testing.T) {
 	}
 	f.waitGone(t, flowWait, claim)
 	f.waitGone(t, flowWait, object(claimXRGVK, "", xrRef))
+	f.waitGone(t, flowWait, f.claimVM)
 	f.waitNoGuest(t, f.claimVMID)
+	f.waitGone(t, flowWait, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: claimNS, Name: claimSecret}})
 
 	xr := object(xrGVK, xrNS, xrName)
 	if err := f.kube.Delete(ctx, xr); err != nil {
 		t.Fatal(err)
 	}
 	f.waitGone(t, flowWait, xr)
+	f.waitGone(t, flowWait, f.xrVM)
 	f.waitNoGuest(t, f.xrVMID)
+	f.waitGone(t, flowWait, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: xrNS, Name: xrName + "-connection"}})
 
 	for _, ns := range []string{claimNS, xrNS} {
 		l := &v1alpha1.VirtualMachineList{}

@@ -27,6 +27,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	authnv1 "k8s.io/api/authentication/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
@@ -36,6 +37,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/kubemox/provider-proxmox/internal/provider/providertest"
 	"github.com/kubemox/provider-proxmox/internal/pvesim"
@@ -92,6 +94,9 @@ func TestProviderOnRealCrossplane(t *testing.T) {
 	if os.Getenv(testenv.SkipEnvVar) == "1" {
 		t.Skip(testenv.SkipEnvVar + "=1: integration tests against a real API server are disabled")
 	}
+	// The test's client logs the API server's warnings through
+	// controller-runtime's logger; nothing here needs them.
+	ctrllog.SetLogger(logr.Discard())
 	s := &suite{t: t}
 	t.Cleanup(func() {
 		t.Logf("phase durations:\n%s", strings.Join(s.durations, "\n"))
@@ -176,10 +181,18 @@ func (s *suite) installProvider(t *testing.T) {
 func (s *suite) activate(t *testing.T) {
 	s.applyFile(t, filepath.Join("testdata", "activation-policy.yaml"))
 	for _, name := range ourCRDs {
-		s.waitCondition(t, setupWait, object(mrdGVK, "", name), "Established")
 		s.waitCondition(t, setupWait, object(crdGVK, "", name), "Established")
 	}
-	s.waitCondition(t, setupWait, object(providerGVK, "", providerName), "Healthy")
+	mrds := &unstructured.UnstructuredList{}
+	mrds.SetGroupVersionKind(mrdGVK.GroupVersion().WithKind(mrdGVK.Kind + "List"))
+	if err := s.kube.List(context.Background(), mrds); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, m := range mrds.Items {
+		names = append(names, m.GetName())
+	}
+	t.Logf("the package manager made these ManagedResourceDefinitions: %v; the other kinds it installed as CRDs", names)
 }
 
 // checkProviderIdentity shows the kubeconfig the provider gets is the
@@ -258,9 +271,12 @@ func (s *suite) startProvider(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, progress, err := s.xp.Run("start-provider", s.binary, "--debug", "--poll=20s",
-		"--metrics-bind-address=0", "--health-probe-bind-address="); err != nil {
+		"--metrics-bind-address=0"); err != nil {
 		t.Fatalf("%v\n%s", err, progress)
 	}
+	// Healthy needs the runtime's word, which the script gives once the
+	// provider's /readyz answers.
+	s.waitCondition(t, setupWait, object(providerGVK, "", providerName), "Healthy")
 }
 
 // checkNoForbidden fails listing every request the API server refused the
