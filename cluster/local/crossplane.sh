@@ -60,6 +60,8 @@ load_env() {
 	export KUBECONFIG=$ADMIN_KUBECONFIG
 }
 
+# Crossplane's kinds are always named in full below: our ProviderConfigUsage is in kubectl's
+# category "provider", so `kubectl get provider` may list usages instead of packages.
 kc() { "$BIN/kubectl" --kubeconfig "$ADMIN_KUBECONFIG" "$@"; }
 
 # ------------------------------------------------------------------ up
@@ -188,8 +190,8 @@ push_package() {
 
 # install_package KIND NAME REF: `crossplane xpkg install`, or a new package for an installed one.
 install_package() {
-	if kc get "$1" "$2" >/dev/null 2>&1; then
-		kc patch "$1" "$2" --type merge -p "{\"spec\":{\"package\":\"$3\"}}" >/dev/null
+	if kc get "$1s.pkg.crossplane.io" "$2" >/dev/null 2>&1; then
+		kc patch "$1s.pkg.crossplane.io" "$2" --type merge -p "{\"spec\":{\"package\":\"$3\"}}" >/dev/null
 	else
 		"$BIN/crossplane" xpkg install "$1" "$3" "$2" >&2
 	fi
@@ -199,8 +201,8 @@ install_package() {
 # made it.
 current_revision() {
 	local rev
-	rev=$(kc get "$1" "$2" -o 'jsonpath={.status.currentRevision}')
-	[ -n "$rev" ] && [ "$(kc get "${1}revision" "$rev" -o 'jsonpath={.spec.image}')" = "$3" ] && echo "$rev"
+	rev=$(kc get "$1s.pkg.crossplane.io" "$2" -o 'jsonpath={.status.currentRevision}')
+	[ -n "$rev" ] && [ "$(kc get "${1}revisions.pkg.crossplane.io" "$rev" -o 'jsonpath={.spec.image}')" = "$3" ] && echo "$rev"
 }
 
 wait_revision() { # KIND NAME REF
@@ -209,7 +211,7 @@ wait_revision() { # KIND NAME REF
 		rev=$(current_revision "$@" 2>/dev/null) && break
 		sleep 0.5
 	done
-	[ -n "$rev" ] || { log "no $1 revision for $3"; kc get "$1" "$2" -o yaml >&2; return 1; }
+	[ -n "$rev" ] || { log "no $1 revision for $3"; kc get "$1s.pkg.crossplane.io" "$2" -o yaml >&2; return 1; }
 	echo "$rev"
 }
 
@@ -217,20 +219,20 @@ wait_revision() { # KIND NAME REF
 # revision is not healthy without them.
 patch_revision() { # KIND REVISION [ENDPOINT]
 	local p="{\"status\":{\"tlsServerSecretName\":\"$RUNTIME_TLS_SECRET\"${3:+,\"endpoint\":\"$3\"}}}"
-	kc patch "${1}revision" "$2" --subresource=status --type merge -p "$p" >/dev/null
-	kc wait --for=condition=RevisionHealthy "${1}revision/$2" --timeout=120s >/dev/null
+	kc patch "${1}revisions.pkg.crossplane.io" "$2" --subresource=status --type merge -p "$p" >/dev/null
+	kc wait --for=condition=RevisionHealthy "${1}revisions.pkg.crossplane.io/$2" --timeout=120s >/dev/null
 }
 
 # The runtime reports whether the package's process is healthy; nothing does under the External
 # runtime, so the package never becomes Healthy. The stand-in says so once the process answers.
 mark_runtime_healthy() { # KIND REVISION
 	local types i=0 t op=add path=/status/conditions/-
-	types=$(kc get "${1}revision" "$2" -o 'jsonpath={range .status.conditions[*]}{.type}{"\n"}{end}')
+	types=$(kc get "${1}revisions.pkg.crossplane.io" "$2" -o 'jsonpath={range .status.conditions[*]}{.type}{"\n"}{end}')
 	for t in $types; do
 		[ "$t" = RuntimeHealthy ] && op=replace path=/status/conditions/$i
 		i=$((i + 1))
 	done
-	kc patch "${1}revision" "$2" --subresource=status --type json -p "[{\"op\": \"$op\", \"path\": \"$path\",
+	kc patch "${1}revisions.pkg.crossplane.io" "$2" --subresource=status --type json -p "[{\"op\": \"$op\", \"path\": \"$path\",
 		\"value\": {\"type\": \"RuntimeHealthy\", \"status\": \"True\", \"reason\": \"HealthyPackageRevision\",
 		\"lastTransitionTime\": \"$(date -u +%Y-%m-%dT%H:%M:%SZ)\"}}]" >/dev/null
 }
@@ -241,7 +243,7 @@ mark_runtime_healthy() { # KIND REVISION
 # RBAC manager binds the revision's ClusterRole to the ServiceAccount of such Deployments.
 runtime_standin() { # REVISION
 	local uid
-	uid=$(kc get providerrevision "$1" -o 'jsonpath={.metadata.uid}')
+	uid=$(kc get providerrevisions.pkg.crossplane.io "$1" -o 'jsonpath={.metadata.uid}')
 	kc apply -f - >/dev/null <<EOF
 apiVersion: v1
 kind: ServiceAccount
@@ -323,7 +325,7 @@ cmd_start_provider() {
 	health=$(free_port)
 	KUBECONFIG=$PROVIDER_KUBECONFIG start_bg provider "$binary" --health-probe-bind-address "127.0.0.1:$health" "$@"
 	wait_running provider 60 curl -fsS "http://127.0.0.1:$health/readyz" || { tail_log provider; return 1; }
-	rev=$(kc get provider "$PROVIDER" -o 'jsonpath={.status.currentRevision}')
+	rev=$(kc get providers.pkg.crossplane.io "$PROVIDER" -o 'jsonpath={.status.currentRevision}')
 	mark_runtime_healthy provider "$rev"
 	log "provider running as ServiceAccount $XP_NS/$rev; health probes on 127.0.0.1:$health"
 }

@@ -28,8 +28,9 @@ DEMO_STATE=${DEMO_DIR:-${XDG_RUNTIME_DIR:-/tmp}/provider-proxmox-demo}
 XP_DEMO_STATE=${DEMO_CROSSPLANE_DIR:-${XDG_RUNTIME_DIR:-/tmp}/provider-proxmox-demo-crossplane}
 PVESIM_PORT=${PVESIM_PORT:-18006}
 KEEP=${KEEP:-1}
-# The connection name the seed's samples (and the Compositions) use.
+# The connection the seed's samples use, and the one the example Compositions use.
 CONNECTION=proxmox-connection-sample
+XP_CONNECTION=default
 XP_SCRIPT=$ROOT/cluster/local/crossplane.sh
 
 LOG_TAG=demo
@@ -50,7 +51,7 @@ build_binaries() { make -s -C "$ROOT" build; }
 
 build_tools() { "$ROOT/cluster/local/build-tools.sh" "$@" >/dev/null; }
 
-start_pvesim() { # PORT
+start_pvesim() { # PORT CONNECTION
 	# The password is the simulator's own demo credential; it reaches the cluster only as a Secret.
 	start_bg_stdout pvesim "$STATE/pvesim.out" "$ROOT/bin/pvesim" --listen "127.0.0.1:$1" --nodes pve,lowtower \
 		--user 'root@pam:demo-password' --token 'root@pam!kubemox=demo-token-secret' \
@@ -58,15 +59,15 @@ start_pvesim() { # PORT
 		--ostemplate 'local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst@pve' \
 		--iso 'local:iso/debian-12.iso@pve' \
 		--task-duration 1s --resources-lag 3s \
-		--connection-name "$CONNECTION" --secret-namespace default
+		--connection-name "$2" --secret-namespace default
 	wait_until 20 "pvesim" grep -q '^kind: ProxmoxConnection' "$STATE/pvesim.out"
 	# The simulator prints a Secret and a ProxmoxConnection after its first line.
 	sed -n '/^apiVersion:/,$p' "$STATE/pvesim.out" >"$STATE/connection.yaml"
 }
 
-connection_ready() {
+connection_ready() { # NAME
 	kc apply -f "$STATE/connection.yaml" >/dev/null
-	wait_until 60 "ProxmoxConnection Ready" kc wait --for condition=Ready "pxc/$CONNECTION" --timeout 1s
+	wait_until 60 "ProxmoxConnection Ready" kc wait --for condition=Ready "pxc/$1" --timeout 1s
 }
 
 # ------------------------------------------------------------------ make demo
@@ -96,10 +97,10 @@ cmd_up() {
 	export KUBECONFIG
 	step "installing the provider's CRDs" install_crds
 	stop_bg pvesim
-	step "starting the simulated Proxmox VE on 127.0.0.1:$PVESIM_PORT" start_pvesim "$PVESIM_PORT"
+	step "starting the simulated Proxmox VE on 127.0.0.1:$PVESIM_PORT" start_pvesim "$PVESIM_PORT" "$CONNECTION"
 	stop_bg provider
 	step "starting the provider (logs: $STATE/logs/provider.log)" start_provider
-	step "waiting for the ProxmoxConnection to be Ready" connection_ready
+	step "waiting for the ProxmoxConnection to be Ready" connection_ready "$CONNECTION"
 	step "creating the seed's VirtualMachine sample and waiting for it to be Ready" vm_ready
 	kc get proxmoxconnections
 	kc get virtualmachines -A
@@ -112,7 +113,7 @@ cmd_up() {
 
 What to try next:
   export KUBECONFIG=$KUBECONFIG; alias kubectl=$KUBECTL
-  kubectl get managed             # every managed resource (our VirtualMachines)
+  kubectl get managed -A          # every managed resource (our VirtualMachines)
   kubectl edit vm -n default virtualmachine-sample-clone-new
                                   # e.g. set spec.template.cores: 4; the VM follows
   curl -sk https://127.0.0.1:$PVESIM_PORT/_sim/state
@@ -132,8 +133,9 @@ cmd_down() {
 }
 
 # ------------------------------------------------------------------ make demo-crossplane
-# Until examples/ ships the activation policy and the claim Composition, the test's copies.
-XP_TESTDATA=$ROOT/test/crossplane/testdata
+# Until examples/ ships the activation policy, the end-to-end test's copy.
+XP_ACTIVATION=$ROOT/test/crossplane/testdata/activation-policy.yaml
+CLAIM_EXAMPLE=$ROOT/examples/composition/claim
 
 xp() { CROSSPLANE_DIR=$STATE/xp "$XP_SCRIPT" "$@"; }
 
@@ -146,7 +148,7 @@ install_provider() {
 }
 
 activate() {
-	kc apply -f "$XP_TESTDATA/activation-policy.yaml" >/dev/null
+	kc apply -f "$XP_ACTIVATION" >/dev/null
 	local crd
 	for crd in proxmoxconnections virtualmachines providerconfigusages; do
 		wait_until 120 "CRD $crd.proxmox.alperen.cloud" kc wait --for condition=Established "crd/$crd.proxmox.alperen.cloud" --timeout 1s
@@ -158,23 +160,10 @@ start_provider_as_revision() {
 }
 
 claim_ready() {
-	kc apply -f "$XP_TESTDATA/claim-xrd.yaml" -f "$XP_TESTDATA/claim-composition.yaml" >/dev/null
-	wait_until 60 "the claim's XRD" kc wait --for condition=Offered xrd/xvirtualmachines.vm.example.org --timeout 1s
-	kc apply -f - >/dev/null <<EOF
-apiVersion: v1
-kind: Namespace
-metadata: {name: team-a}
----
-apiVersion: vm.example.org/v1alpha1
-kind: VirtualMachineClaim
-metadata: {name: web, namespace: team-a}
-spec:
-  size: small
-  template: debian-12-cloudinit
-  node: lowtower
-  writeConnectionSecretToRef: {name: web-vm}
-EOF
-	wait_until 240 "the claim Ready" kc wait --for condition=Ready -n team-a virtualmachineclaim/web --timeout 1s
+	kc apply -f "$CLAIM_EXAMPLE/definition.yaml" -f "$CLAIM_EXAMPLE/composition.yaml" >/dev/null
+	wait_until 60 "the claim's XRD" kc wait --for condition=Offered xrd/xvirtualmachines.compute.example.org --timeout 1s
+	kc apply -f "$CLAIM_EXAMPLE/claim.yaml" >/dev/null
+	wait_until 240 "the claim Ready" kc wait --for condition=Ready -n team-a virtualmachineclaim/dev-vm --timeout 1s
 }
 
 cmd_crossplane() {
@@ -190,11 +179,11 @@ cmd_crossplane() {
 	step "activating our kinds (ManagedResourceActivationPolicy)" activate
 	step "installing function-patch-and-transform (a local process over mutual TLS)" xp install-function
 	stop_bg pvesim
-	step "starting the simulated Proxmox VE on 127.0.0.1:$((PVESIM_PORT + 1))" start_pvesim $((PVESIM_PORT + 1))
+	step "starting the simulated Proxmox VE on 127.0.0.1:$((PVESIM_PORT + 1))" start_pvesim $((PVESIM_PORT + 1)) "$XP_CONNECTION"
 	step "starting the provider as its revision's ServiceAccount" start_provider_as_revision
-	step "waiting for the ProxmoxConnection to be Ready" connection_ready
-	step "applying the claim XRD and Composition, creating a claim, waiting for it to be Ready" claim_ready
-	kc get providers,functions
+	step "waiting for the ProxmoxConnection to be Ready" connection_ready "$XP_CONNECTION"
+	step "applying examples/composition/claim (XRD, Composition, a claim), waiting for the claim to be Ready" claim_ready
+	kc get providers.pkg.crossplane.io,functions.pkg.crossplane.io
 	kc get virtualmachineclaims,virtualmachines -A
 	log "ready in $((SECONDS - start))s"
 	if [ "$KEEP" = 0 ]; then
@@ -202,15 +191,15 @@ cmd_crossplane() {
 		return 0
 	fi
 	local sa
-	sa=$(kc get provider provider-proxmox -o 'jsonpath={.status.currentRevision}')
+	sa=$(kc get providers.pkg.crossplane.io provider-proxmox -o 'jsonpath={.status.currentRevision}')
 	cat >&2 <<EOF
 
 What to try next:
   export KUBECONFIG=$KUBECONFIG; alias kubectl=$KUBECTL
-  kubectl get managed             # the VirtualMachine the claim's Composition made
-  kubectl patch virtualmachineclaim web -n team-a --type merge -p '{"spec":{"size":"large"}}'
+  kubectl get managed -A          # the VirtualMachine the claim's Composition made
+  kubectl patch virtualmachineclaim dev-vm -n team-a --type merge -p '{"spec":{"size":"large"}}'
                                   # the VM in Proxmox VE follows
-  kubectl get secret web-vm -n team-a -o jsonpath='{.data}'
+  kubectl get secret dev-vm-connection -n team-a -o jsonpath='{.data}'
                                   # the claim's connection details: vmid, node, ipAddress
   kubectl auth can-i --list --as system:serviceaccount:crossplane-system:$sa
                                   # all the provider may do: what Crossplane grants its revision

@@ -35,12 +35,22 @@ import (
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 )
 
+// What the examples in examples/composition ask for.
 const (
-	node         = "pve"
-	templateName = "debian-12"
-	templateID   = 9000
+	claimNS     = "team-a"
+	claimName   = "dev-vm"
+	claimSecret = "dev-vm-connection"
+	claimNode   = "lowtower"
+	xrNS        = "team-b"
+	xrName      = "build-vm"
+	xrSecret    = "build-vm-connection"
+	xrNode      = "pve"
+	// connName is the connection both Compositions use by default.
+	connName = "default"
+)
 
-	connName  = "proxmox-connection-sample"
+// The simulator's token and what rotating it brings.
+const (
 	credNS    = "kubemox"
 	credName  = "proxmox-credentials"
 	tokenID   = "root@pam!kubemox"
@@ -51,31 +61,26 @@ const (
 	rotatedKey    = "token-rotated"
 	firstSecret   = "first-token-secret"
 	rotatedSecret = "rotated-token-secret"
-
-	claimNS     = "team-a"
-	claimName   = "web"
-	claimSecret = "web-vm"
-	xrNS        = "team-b"
-	xrName      = "api"
 )
 
 var (
-	claimXRDGVK = schema.GroupVersionKind{Group: "apiextensions.crossplane.io", Version: "v1", Kind: "CompositeResourceDefinition"}
-	claimGVK    = schema.GroupVersionKind{Group: "vm.example.org", Version: "v1alpha1", Kind: "VirtualMachineClaim"}
-	claimXRGVK  = schema.GroupVersionKind{Group: "vm.example.org", Version: "v1alpha1", Kind: "XVirtualMachine"}
-	xrGVK       = schema.GroupVersionKind{Group: "platform.example.org", Version: "v1alpha1", Kind: "VM"}
+	exampleDir = filepath.Join("..", "..", "examples", "composition")
+	xrdGVK     = schema.GroupVersionKind{Group: "apiextensions.crossplane.io", Version: "v1", Kind: "CompositeResourceDefinition"}
+	claimGVK   = schema.GroupVersionKind{Group: "compute.example.org", Version: "v1alpha1", Kind: "VirtualMachineClaim"}
+	claimXRGVK = schema.GroupVersionKind{Group: "compute.example.org", Version: "v1alpha1", Kind: "XVirtualMachine"}
+	xrGVK      = schema.GroupVersionKind{Group: "compute.example.org", Version: "v1alpha1", Kind: "VirtualServer"}
 )
 
-// size is what a Composition's size means in Proxmox VE.
+// size is what the Compositions' sizes mean in Proxmox VE.
 type size struct {
-	name          string
-	cores, memory string
+	name                   string
+	sockets, cores, memory string
 }
 
 var (
-	small  = size{name: "small", cores: "1", memory: "1024"}
-	medium = size{name: "medium", cores: "2", memory: "4096"}
-	large  = size{name: "large", cores: "4", memory: "8192"}
+	small  = size{name: "small", sockets: "1", cores: "2", memory: "2048"}
+	medium = size{name: "medium", sockets: "1", cores: "4", memory: "8192"}
+	large  = size{name: "large", sockets: "2", cores: "4", memory: "16384"}
 )
 
 // flow is the story a team lives through, phase after phase.
@@ -122,49 +127,35 @@ func (f *flow) waitConnection(t *testing.T, cond func(*v1alpha1.ProxmoxConnectio
 }
 
 func (f *flow) claimReady(t *testing.T) {
-	f.applyFile(t, filepath.Join("testdata", "claim-xrd.yaml"))
-	f.applyFile(t, filepath.Join("testdata", "claim-composition.yaml"))
-	xrd := object(claimXRDGVK, "", "xvirtualmachines.vm.example.org")
+	f.applyFile(t, filepath.Join(exampleDir, "claim", "definition.yaml"))
+	f.applyFile(t, filepath.Join(exampleDir, "claim", "composition.yaml"))
+	xrd := object(xrdGVK, "", "xvirtualmachines.compute.example.org")
 	f.waitCondition(t, setupWait, xrd, "Established")
 	f.waitCondition(t, setupWait, xrd, "Offered")
 
-	f.namespace(t, claimNS)
-	claim := object(claimGVK, claimNS, claimName)
-	claim.Object["spec"] = map[string]any{
-		"size": small.name, "template": templateName, "node": node,
-		"writeConnectionSecretToRef": map[string]any{"name": claimSecret},
-	}
-	if err := f.kube.Create(context.Background(), claim); err != nil {
-		t.Fatal(err)
-	}
-	f.waitCondition(t, flowWait, claim, "Ready")
-
-	f.claimVM = f.composedVM(t, claimNS, map[string]string{"crossplane.io/claim-name": claimName})
+	f.applyFile(t, filepath.Join(exampleDir, "claim", "claim.yaml"))
+	f.waitCondition(t, flowWait, object(claimGVK, claimNS, claimName), "Ready")
+	f.claimVM = f.readyVM(t, claimNS, claimName)
 	f.claimVMID = int(f.claimVM.Status.VMID)
 	f.waitGuest(t, f.claimVMID, small)
-	f.waitConnectionSecret(t, claimNS, claimSecret, f.claimVM)
+	f.waitConnectionSecret(t, claimSecret, f.claimVM, claimNode)
 }
 
-// composedVM is the one VirtualMachine with labels in ns, once Ready.
-func (f *flow) composedVM(t *testing.T, ns string, labels map[string]string) *v1alpha1.VirtualMachine {
+// readyVM is a composed VirtualMachine, once Ready with a VMID.
+func (f *flow) readyVM(t *testing.T, ns, name string) *v1alpha1.VirtualMachine {
 	t.Helper()
-	var vm *v1alpha1.VirtualMachine
-	f.eventually(t, flowWait, fmt.Sprintf("one Ready VirtualMachine in %s labelled %v", ns, labels), func() (bool, string) {
-		l := &v1alpha1.VirtualMachineList{}
-		if err := f.kube.List(context.Background(), l, client.InNamespace(ns), client.MatchingLabels(labels)); err != nil {
+	vm := &v1alpha1.VirtualMachine{}
+	f.eventually(t, flowWait, fmt.Sprintf("VirtualMachine %s/%s Ready", ns, name), func() (bool, string) {
+		if err := f.kube.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, vm); err != nil {
 			return false, err.Error()
 		}
-		if len(l.Items) != 1 {
-			return false, fmt.Sprintf("%d VirtualMachines", len(l.Items))
-		}
-		vm = &l.Items[0]
 		return vm.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue && vm.Status.VMID != 0, fmt.Sprintf("%+v", vm.Status)
 	})
 	return vm
 }
 
-// waitGuest waits until the simulator's VM has a size's cores and memory
-// applied, nothing pending.
+// waitGuest waits until the simulator's VM has a size's sockets, cores and
+// memory applied, nothing pending.
 func (f *flow) waitGuest(t *testing.T, vmid int, sz size) {
 	t.Helper()
 	f.eventually(t, flowWait, fmt.Sprintf("VM %d in the simulator %s", vmid, sz.name), func() (bool, string) {
@@ -172,22 +163,23 @@ func (f *flow) waitGuest(t *testing.T, vmid int, sz size) {
 		if !ok {
 			return false, "no such guest"
 		}
-		return g.Config["cores"] == sz.cores && g.Config["memory"] == sz.memory && len(g.Pending) == 0,
-			fmt.Sprintf("cores %s memory %s pending %v", g.Config["cores"], g.Config["memory"], g.Pending)
+		c := g.Config
+		return c["sockets"] == sz.sockets && c["cores"] == sz.cores && c["memory"] == sz.memory && len(g.Pending) == 0,
+			fmt.Sprintf("sockets %s cores %s memory %s pending %v", c["sockets"], c["cores"], c["memory"], g.Pending)
 	})
 }
 
-// waitConnectionSecret waits until a Secret holds the VM's vmid, node and
-// IP address.
-func (f *flow) waitConnectionSecret(t *testing.T, ns, name string, vm *v1alpha1.VirtualMachine) {
+// waitConnectionSecret waits until a Secret beside vm holds the VM's vmid,
+// node and IP address.
+func (f *flow) waitConnectionSecret(t *testing.T, name string, vm *v1alpha1.VirtualMachine, node string) {
 	t.Helper()
-	f.eventually(t, flowWait, fmt.Sprintf("Secret %s/%s with the VM's vmid, node and ipAddress", ns, name), func() (bool, string) {
+	f.eventually(t, flowWait, fmt.Sprintf("Secret %s/%s with the VM's vmid, node and ipAddress", vm.Namespace, name), func() (bool, string) {
 		if err := f.kube.Get(context.Background(), client.ObjectKeyFromObject(vm), vm); err != nil {
 			return false, err.Error()
 		}
 		want := map[string]string{"vmid": strconv.Itoa(int(vm.Status.VMID)), "node": node, "ipAddress": vm.Status.Status.IPAddress}
 		s := &corev1.Secret{}
-		if err := f.kube.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, s); err != nil {
+		if err := f.kube.Get(context.Background(), types.NamespacedName{Namespace: vm.Namespace, Name: name}, s); err != nil {
 			return false, err.Error()
 		}
 		got := map[string]string{}
@@ -250,8 +242,7 @@ func (f *flow) tokenRotated(t *testing.T) {
 	rotatedBefore := f.sim.Counters().ByCredential[rotatedID]
 	f.resize(t, object(claimGVK, claimNS, claimName), large)
 	f.waitGuest(t, f.claimVMID, large)
-	vm := f.composedVM(t, claimNS, map[string]string{"crossplane.io/claim-name": claimName})
-	f.waitConnectionSecret(t, claimNS, claimSecret, vm)
+	f.waitConnectionSecret(t, claimSecret, f.readyVM(t, claimNS, claimName), claimNode)
 
 	c := f.sim.Counters()
 	if used := c.ByCredential[tokenID] - f.oldTokenUses; used != 0 {
@@ -271,25 +262,20 @@ func observedSecret(sec *corev1.Secret) func(*v1alpha1.ProxmoxConnection) bool {
 }
 
 func (f *flow) namespacedXRReady(t *testing.T) {
-	f.applyFile(t, filepath.Join("testdata", "namespaced-xrd.yaml"))
-	f.applyFile(t, filepath.Join("testdata", "namespaced-composition.yaml"))
-	xrd := object(claimXRDGVK, "", "vms.platform.example.org")
-	f.waitCondition(t, setupWait, xrd, "Established")
+	f.applyFile(t, filepath.Join(exampleDir, "namespaced", "definition.yaml"))
+	f.applyFile(t, filepath.Join(exampleDir, "namespaced", "composition.yaml"))
+	f.waitCondition(t, setupWait, object(xrdGVK, "", "virtualservers.compute.example.org"), "Established")
 
-	f.namespace(t, xrNS)
+	f.applyFile(t, filepath.Join(exampleDir, "namespaced", "virtualserver.yaml"))
 	xr := object(xrGVK, xrNS, xrName)
-	xr.Object["spec"] = map[string]any{"size": medium.name, "template": templateName, "node": node}
-	if err := f.kube.Create(context.Background(), xr); err != nil {
-		t.Fatal(err)
-	}
 	f.waitCondition(t, flowWait, xr, "Ready")
-	f.xrVM = f.composedVM(t, xrNS, map[string]string{"crossplane.io/composite": xrName})
+	f.xrVM = f.readyVM(t, xrNS, xrName)
 	f.xrVMID = int(f.xrVM.Status.VMID)
 	if f.xrVMID == f.claimVMID {
 		t.Fatalf("the XR's VM is the claim's VM %d", f.xrVMID)
 	}
 	f.waitGuest(t, f.xrVMID, medium)
-	f.waitConnectionSecret(t, xrNS, xrName+"-connection", f.xrVM)
+	f.waitConnectionSecret(t, xrSecret, f.xrVM, xrNode)
 
 	f.resize(t, xr, small)
 	f.waitGuest(t, f.xrVMID, small)
@@ -318,7 +304,7 @@ func (f *flow) deleted(t *testing.T) {
 	f.waitGone(t, flowWait, xr)
 	f.waitGone(t, flowWait, f.xrVM)
 	f.waitNoGuest(t, f.xrVMID)
-	f.waitGone(t, flowWait, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: xrNS, Name: xrName + "-connection"}})
+	f.waitGone(t, flowWait, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: xrNS, Name: xrSecret}})
 
 	for _, ns := range []string{claimNS, xrNS} {
 		l := &v1alpha1.VirtualMachineList{}
@@ -329,8 +315,8 @@ func (f *flow) deleted(t *testing.T) {
 			t.Errorf("%d VirtualMachines left in %s", len(l.Items), ns)
 		}
 	}
-	if g := f.sim.Guests(); len(g) != 1 {
-		t.Errorf("the simulator holds %d guests, want only the template", len(g))
+	if g := f.sim.Guests(); len(g) != 2 {
+		t.Errorf("the simulator holds %d guests, want only the two templates", len(g))
 	}
 }
 
@@ -341,11 +327,4 @@ func (f *flow) waitNoGuest(t *testing.T, vmid int) {
 		g, ok := f.sim.Guest(vmid)
 		return !ok, fmt.Sprintf("%s, lock %q", g.Status, g.Lock)
 	})
-}
-
-func (f *flow) namespace(t *testing.T, name string) {
-	t.Helper()
-	if err := f.kube.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
-		t.Fatal(err)
-	}
 }

@@ -105,10 +105,10 @@ func TestProviderOnRealCrossplane(t *testing.T) {
 	s.phase("build the provider binary", s.buildProvider)
 	s.phase("start the control plane, Crossplane, its RBAC manager and a registry", s.startCrossplane)
 	s.phase("xpkg push and install the provider package", s.installProvider)
-	s.phase("activate our kinds with an activation policy", s.activate)
 	s.phase("the provider's ServiceAccount has only Crossplane's grant", s.checkProviderIdentity)
+	s.phase("start the simulator, and the provider while VirtualMachine is not served", s.startProvider)
+	s.phase("activate our kinds with an activation policy", s.activate)
 	s.phase("install function-patch-and-transform over mutual TLS", s.installFunction)
-	s.phase("start the simulator and the provider binary", s.startProvider)
 
 	f := &flow{suite: s}
 	s.phase("1 a ProxmoxConnection reading a token from a Secret is Ready", f.connectionReady)
@@ -177,7 +177,9 @@ func (s *suite) installProvider(t *testing.T) {
 }
 
 // activate applies the activation policy; the package manager then creates
-// every CRD of ours from its ManagedResourceDefinition.
+// every CRD of ours from its ManagedResourceDefinition, and the running
+// provider starts their controllers (the connection's readiness in the next
+// phases shows it did).
 func (s *suite) activate(t *testing.T) {
 	s.applyFile(t, filepath.Join("testdata", "activation-policy.yaml"))
 	for _, name := range ourCRDs {
@@ -258,17 +260,29 @@ func (s *suite) installFunction(t *testing.T) {
 }
 
 // startProvider starts the simulator in this process and the provider
-// binary with the ServiceAccount's kubeconfig.
+// binary with the ServiceAccount's kubeconfig, before the activation policy:
+// under safe-start the package manager serves no inactive kind, and the
+// provider must start and stay healthy anyway.
 func (s *suite) startProvider(t *testing.T) {
-	sim, err := pvesim.Start(pvesim.Options{Nodes: []string{node}})
+	vmCRD := object(crdGVK, "", "virtualmachines.proxmox.alperen.cloud")
+	if err := s.get(vmCRD); !kerrors.IsNotFound(err) {
+		t.Fatalf("the VirtualMachine CRD exists before any activation policy (err %v): safe-start did not hold it back", err)
+	}
+	sim, err := pvesim.Start(pvesim.Options{Nodes: []string{xrNode, claimNode}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.sim = sim
 	s.t.Cleanup(sim.Close)
 	sim.AddToken(tokenID, firstSecret)
-	if err := sim.AddTemplate(node, templateID, templateName); err != nil {
-		t.Fatal(err)
+	// The templates the examples clone.
+	for _, tpl := range []struct {
+		node, name string
+		vmid       int
+	}{{claimNode, "debian-12-cloudinit", 9000}, {xrNode, "ubuntu-24.04-cloudinit", 9001}} {
+		if err := sim.AddTemplate(tpl.node, tpl.vmid, tpl.name); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if _, progress, err := s.xp.Run("start-provider", s.binary, "--debug", "--poll=20s",
 		"--metrics-bind-address=0"); err != nil {
