@@ -58,11 +58,10 @@ const (
 )
 
 var (
-	providerGVK         = schema.GroupVersionKind{Group: "pkg.crossplane.io", Version: "v1", Kind: "Provider"}
-	providerRevisionGVK = schema.GroupVersionKind{Group: "pkg.crossplane.io", Version: "v1", Kind: "ProviderRevision"}
-	functionGVK         = schema.GroupVersionKind{Group: "pkg.crossplane.io", Version: "v1", Kind: "Function"}
-	crdGVK              = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}
-	mrdGVK              = schema.GroupVersionKind{Group: "apiextensions.crossplane.io", Version: "v1alpha1", Kind: "ManagedResourceDefinition"}
+	providerGVK = schema.GroupVersionKind{Group: "pkg.crossplane.io", Version: "v1", Kind: "Provider"}
+	functionGVK = schema.GroupVersionKind{Group: "pkg.crossplane.io", Version: "v1", Kind: "Function"}
+	crdGVK      = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}
+	mrdGVK      = schema.GroupVersionKind{Group: "apiextensions.crossplane.io", Version: "v1alpha1", Kind: "ManagedResourceDefinition"}
 )
 
 // ourCRDs are every kind the package ships; all must be served after the
@@ -122,12 +121,7 @@ func TestProviderOnRealCrossplane(t *testing.T) {
 
 func (s *suite) buildProvider(t *testing.T) {
 	// A subtest's TempDir goes away with it; the binary must outlive it.
-	dir, err := os.MkdirTemp("", "provider-proxmox-xpe2e-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	s.binary = filepath.Join(dir, "provider")
+	s.binary = filepath.Join(s.t.TempDir(), "provider")
 	build := exec.Command("go", "build", "-o", s.binary, "github.com/kubemox/provider-proxmox/cmd/provider")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build the provider: %v\n%s", err, out)
@@ -190,7 +184,7 @@ func (s *suite) activate(t *testing.T) {
 	if err := s.kube.List(context.Background(), mrds); err != nil {
 		t.Fatal(err)
 	}
-	var names []string
+	names := make([]string, 0, len(mrds.Items))
 	for _, m := range mrds.Items {
 		names = append(names, m.GetName())
 	}
@@ -243,7 +237,7 @@ func (s *suite) checkProviderIdentity(t *testing.T) {
 	if err := s.kube.Get(ctx, client.ObjectKey{Name: want}, role); err != nil {
 		t.Fatal(err)
 	}
-	var rules []string
+	rules := make([]string, 0, len(role.Rules))
 	for _, r := range role.Rules {
 		rules = append(rules, "  "+strings.Join(r.APIGroups, ",")+" "+strings.Join(r.Resources, ",")+": "+strings.Join(r.Verbs, ","))
 	}
