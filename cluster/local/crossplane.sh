@@ -12,7 +12,7 @@
 #
 #   cluster/local/crossplane.sh up                 # control plane + core + RBAC manager + registry;
 #                                                  # last line: the admin kubeconfig
-#   cluster/local/crossplane.sh package [OUT]      # builds the provider's package; last line: its path
+#   cluster/local/crossplane.sh package [OUT]      # make xpkg for this machine; last line: its path
 #   cluster/local/crossplane.sh install-provider XPKG
 #                                                  # push, install, runtime stand-in, RBAC binding;
 #                                                  # last line: the provider ServiceAccount's kubeconfig
@@ -170,13 +170,15 @@ cmd_up() {
 }
 
 # ------------------------------------------------------------------ packages
-# package [OUT]: the provider's package, without a runtime image (the External runtime runs
-# none): package/ (meta and CRDs) plus examples/.
+# package [OUT]: the provider's package for this machine's architecture (make xpkg; its runtime
+# image goes unused here, as the External runtime runs none), copied to OUT.
 cmd_package() {
-	local out=${1:-$STATE/$PROVIDER.xpkg}
+	local out=${1:-$STATE/$PROVIDER.xpkg} arch
+	arch=$(go env GOARCH)
 	mkdir -p "$(dirname "$out")"
-	step "building the provider package $out" "$BIN/crossplane" xpkg build --package-root "$ROOT/package" \
-		--examples-root "$ROOT/examples" -o "$out" >&2
+	step "building the provider's package (make xpkg PLATFORMS=linux/$arch)" \
+		make -s -C "$ROOT" xpkg PLATFORMS="linux/$arch" >&2
+	cp "$ROOT/_output/xpkg/$PROVIDER-$arch.xpkg" "$out"
 	echo "$out"
 }
 

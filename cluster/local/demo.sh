@@ -133,8 +133,7 @@ cmd_down() {
 }
 
 # ------------------------------------------------------------------ make demo-crossplane
-# Until examples/ ships the activation policy, the end-to-end test's copy.
-XP_ACTIVATION=$ROOT/test/crossplane/testdata/activation-policy.yaml
+XP_ACTIVATION=$ROOT/examples/activation/policy.yaml
 CLAIM_EXAMPLE=$ROOT/examples/composition/claim
 
 xp() { CROSSPLANE_DIR=$STATE/xp "$XP_SCRIPT" "$@"; }

@@ -2,6 +2,9 @@
 # pid files in $STATE, polling, free loopback ports. The sourcing script sets STATE and LOG_TAG
 # and defines nothing these names use.
 
+# A failure inside $(...) fails the script too (bash leaves errexit off there otherwise).
+shopt -s inherit_errexit
+
 log() { echo "[$LOG_TAG] $*" >&2; }
 die() { log "$*"; exit 1; }
 

@@ -103,10 +103,10 @@ func TestProviderOnRealCrossplane(t *testing.T) {
 
 	s.phase("build the provider binary", s.buildProvider)
 	s.phase("start the control plane, Crossplane, its RBAC manager and a registry", s.startCrossplane)
-	s.phase("xpkg push and install the provider package", s.installProvider)
+	s.phase("make xpkg; crossplane xpkg push and install the provider", s.installProvider)
 	s.phase("the provider's ServiceAccount has only Crossplane's grant", s.checkProviderIdentity)
 	s.phase("start the simulator, and the provider while VirtualMachine is not served", s.startProvider)
-	s.phase("activate our kinds with an activation policy", s.activate)
+	s.phase("activate the managed kinds with examples/activation", s.activate)
 	s.phase("install function-patch-and-transform over mutual TLS", s.installFunction)
 
 	f := &flow{suite: s}
@@ -152,7 +152,9 @@ func (s *suite) startCrossplane(t *testing.T) {
 // installs it with `crossplane xpkg install`; the script stands in for the
 // Deployment runtime so the RBAC manager binds the revision's ClusterRole.
 func (s *suite) installProvider(t *testing.T) {
-	xpkg, progress, err := s.xp.Run("package", filepath.Join(t.TempDir(), providerName+".xpkg"))
+	// Not the subtest's TempDir: its name has the phase's, and xpkg push
+	// reads a comma as a list of files.
+	xpkg, progress, err := s.xp.Run("package", filepath.Join(s.t.TempDir(), providerName+".xpkg"))
 	t.Log(progress)
 	if err != nil {
 		t.Fatal(err)
@@ -170,12 +172,13 @@ func (s *suite) installProvider(t *testing.T) {
 	}
 }
 
-// activate applies the activation policy; the package manager then creates
-// every CRD of ours from its ManagedResourceDefinition, and the running
-// provider starts their controllers (the connection's readiness in the next
-// phases shows it did).
+// activate applies the activation policy a user applies
+// (examples/activation); the package manager then creates the managed kinds'
+// CRDs from their ManagedResourceDefinitions, and the running provider
+// starts their controllers (the VMs' readiness in the next phases shows it
+// did).
 func (s *suite) activate(t *testing.T) {
-	s.applyFile(t, filepath.Join("testdata", "activation-policy.yaml"))
+	s.applyFile(t, filepath.Join("..", "..", "examples", "activation", "policy.yaml"))
 	for _, name := range ourCRDs {
 		s.waitCondition(t, setupWait, object(crdGVK, "", name), "Established")
 	}
@@ -261,6 +264,10 @@ func (s *suite) startProvider(t *testing.T) {
 	vmCRD := object(crdGVK, "", "virtualmachines.proxmox.alperen.cloud")
 	if err := s.get(vmCRD); !kerrors.IsNotFound(err) {
 		t.Fatalf("the VirtualMachine CRD exists before any activation policy (err %v): safe-start did not hold it back", err)
+	}
+	// The package ships ProxmoxConnection (and its usage kind) active.
+	for _, name := range []string{"proxmoxconnections.proxmox.alperen.cloud", "providerconfigusages.proxmox.alperen.cloud"} {
+		s.waitCondition(t, setupWait, object(crdGVK, "", name), "Established")
 	}
 	sim, err := pvesim.Start(pvesim.Options{Nodes: []string{xrNode, claimNode}})
 	if err != nil {
