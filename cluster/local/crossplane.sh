@@ -12,7 +12,7 @@
 #
 #   cluster/local/crossplane.sh up                 # control plane + core + RBAC manager + registry;
 #                                                  # last line: the admin kubeconfig
-#   cluster/local/crossplane.sh package [OUT]      # make xpkg for this machine; last line: its path
+#   cluster/local/crossplane.sh package            # make xpkg for this machine; last line: its path
 #   cluster/local/crossplane.sh install-provider XPKG
 #                                                  # push, install, runtime stand-in, RBAC binding;
 #                                                  # last line: the provider ServiceAccount's kubeconfig
@@ -170,16 +170,16 @@ cmd_up() {
 }
 
 # ------------------------------------------------------------------ packages
-# package [OUT]: the provider's package for this machine's architecture (make xpkg; its runtime
-# image goes unused here, as the External runtime runs none), copied to OUT.
+# package: the provider's package for this machine's architecture (make xpkg, into the state
+# directory so no other build's _output is touched; its runtime image goes unused here, as the
+# External runtime runs none).
 cmd_package() {
-	local out=${1:-$STATE/$PROVIDER.xpkg} arch
+	local arch
 	arch=$(go env GOARCH)
-	mkdir -p "$(dirname "$out")"
+	[ -d "$STATE" ] || die "Crossplane is not running: cluster/local/crossplane.sh up"
 	step "building the provider's package (make xpkg PLATFORMS=linux/$arch)" \
-		make -s -C "$ROOT" xpkg PLATFORMS="linux/$arch" >&2
-	cp "$ROOT/_output/xpkg/$PROVIDER-$arch.xpkg" "$out"
-	echo "$out"
+		make -s -C "$ROOT" xpkg PLATFORMS="linux/$arch" OUTPUT="$STATE/output" >&2
+	echo "$STATE/output/xpkg/$PROVIDER-$arch.xpkg"
 }
 
 # push_package XPKG REPOSITORY: pushes under a tag naming its content; prints the reference.
@@ -364,7 +364,7 @@ cmd_down() {
 
 case "${1:-}" in
 up) cmd_up ;;
-package) cmd_package "${2:-}" ;;
+package) cmd_package ;;
 install-provider) cmd_install_provider "${2:-}" ;;
 start-provider) shift && cmd_start_provider "$@" ;;
 install-function) shift && cmd_install_function "$@" ;;

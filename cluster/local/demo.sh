@@ -142,7 +142,7 @@ start_crossplane() { KUBECONFIG=$(xp up | tail -n 1); }
 
 install_provider() {
 	local xpkg
-	xpkg=$(xp package "$STATE/provider-proxmox.xpkg" | tail -n 1)
+	xpkg=$(xp package | tail -n 1)
 	xp install-provider "$xpkg" >/dev/null
 }
 

@@ -152,9 +152,7 @@ func (s *suite) startCrossplane(t *testing.T) {
 // installs it with `crossplane xpkg install`; the script stands in for the
 // Deployment runtime so the RBAC manager binds the revision's ClusterRole.
 func (s *suite) installProvider(t *testing.T) {
-	// Not the subtest's TempDir: its name has the phase's, and xpkg push
-	// reads a comma as a list of files.
-	xpkg, progress, err := s.xp.Run("package", filepath.Join(s.t.TempDir(), providerName+".xpkg"))
+	xpkg, progress, err := s.xp.Run("package")
 	t.Log(progress)
 	if err != nil {
 		t.Fatal(err)
