@@ -273,8 +273,18 @@ spec:
 EOF
 }
 
-bound() { # REVISION
-	[ "$(kc get clusterrolebinding "crossplane:provider:$1:system" -o 'jsonpath={.subjects[*].name}' 2>/dev/null)" = "$1" ]
+# granted REVISION: the RBAC manager has bound the revision's system ClusterRole to its
+# ServiceAccount, and that role names every kind the revision defines (its two controllers, for
+# the binding and the roles, work independently).
+granted() {
+	local refs resources r
+	[ "$(kc get clusterrolebinding "crossplane:provider:$1:system" -o 'jsonpath={.subjects[*].name}' 2>/dev/null)" = "$1" ] || return 1
+	refs=$(kc get providerrevisions.pkg.crossplane.io "$1" -o 'jsonpath={.status.objectRefs[*].name}')
+	[ -n "$refs" ] || return 1
+	resources=" $(kc get clusterrole "crossplane:provider:$1:system" -o 'jsonpath={.rules[*].resources[*]}' 2>/dev/null) "
+	for r in $refs; do
+		case $resources in *" ${r%%.*} "*) ;; *) return 1 ;; esac
+	done
 }
 
 # A kubeconfig authenticating as the revision's ServiceAccount (a TokenRequest token).
@@ -308,7 +318,7 @@ cmd_install_provider() { # XPKG
 	rev=$(wait_revision provider "$PROVIDER" "$ref")
 	step "revision $rev: TLS Secret set, waiting for it to be healthy" patch_revision provider "$rev"
 	runtime_standin "$rev" "$ref"
-	wait_for 60 bound "$rev" || { log "the RBAC manager did not bind $rev's ClusterRole"; tail_log rbac-manager; return 1; }
+	wait_running rbac-manager 60 granted "$rev" || { log "the RBAC manager did not grant $rev its ClusterRole"; tail_log rbac-manager; return 1; }
 	write_provider_kubeconfig "$rev"
 	log "provider $ref installed in $((SECONDS - start))s; runs as ServiceAccount $XP_NS/$rev"
 	echo "$PROVIDER_KUBECONFIG"

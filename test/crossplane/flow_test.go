@@ -33,6 +33,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
+	"github.com/kubemox/provider-proxmox/internal/provider/providertest"
 )
 
 // What the examples in examples/composition ask for.
@@ -54,7 +55,7 @@ const (
 	credNS    = "kubemox"
 	credName  = "proxmox-credentials"
 	tokenID   = "root@pam!kubemox"
-	tokenKey  = "token"
+	tokenKey  = providertest.TokenSecretKey
 	rotatedID = "root@pam!kubemox-rotated"
 	// rotatedKey holds the new token's secret beside the old one, so the
 	// connection switches token ID and secret in one update.
@@ -95,18 +96,9 @@ type flow struct {
 }
 
 func (f *flow) connectionReady(t *testing.T) {
-	ctx := context.Background()
-	for _, o := range []client.Object{
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: credNS}},
-		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: credNS, Name: credName}, StringData: map[string]string{tokenKey: firstSecret}},
-		&v1alpha1.ProxmoxConnection{ObjectMeta: metav1.ObjectMeta{Name: connName}, Spec: v1alpha1.ProxmoxConnectionSpec{
-			Endpoint: f.sim.URL(), TokenID: tokenID, CABundle: string(f.sim.CAPEM()),
-			SecretFrom: &v1alpha1.SecretKeySelector{Namespace: credNS, Name: credName, Key: tokenKey},
-		}},
-	} {
-		if err := f.kube.Create(ctx, o); err != nil {
-			t.Fatal(err)
-		}
+	h := &providertest.Harness{Kube: f.kube, Sim: f.sim}
+	if err := h.CreateTokenConnection(context.Background(), connName, tokenID, credNS, credName, firstSecret); err != nil {
+		t.Fatal(err)
 	}
 	f.waitConnection(t, func(*v1alpha1.ProxmoxConnection) bool { return true })
 }
@@ -198,10 +190,7 @@ func (f *flow) claimResized(t *testing.T) {
 // resize changes a claim's or XR's size.
 func (f *flow) resize(t *testing.T, o *unstructured.Unstructured, sz size) {
 	t.Helper()
-	patch := client.RawPatch(types.MergePatchType, []byte(fmt.Sprintf(`{"spec":{"size":%q}}`, sz.name)))
-	if err := f.kube.Patch(context.Background(), o, patch); err != nil {
-		t.Fatal(err)
-	}
+	f.mergePatch(t, o, fmt.Sprintf(`{"spec": {"size": %q}}`, sz.name))
 }
 
 // tokenRotated rotates the way an operator does without an outage: a new
@@ -210,33 +199,18 @@ func (f *flow) resize(t *testing.T, o *unstructured.Unstructured, sz size) {
 // dropped. While the old token still works, a request with it would be
 // counted, so "never used after the switch" can fail.
 func (f *flow) tokenRotated(t *testing.T) {
-	ctx := context.Background()
 	f.sim.AddToken(rotatedID, rotatedSecret)
-	sec := &corev1.Secret{}
-	if err := f.kube.Get(ctx, types.NamespacedName{Namespace: credNS, Name: credName}, sec); err != nil {
-		t.Fatal(err)
-	}
-	sec.Data[rotatedKey] = []byte(rotatedSecret)
-	if err := f.kube.Update(ctx, sec); err != nil {
-		t.Fatal(err)
-	}
-	pc := &v1alpha1.ProxmoxConnection{}
-	if err := f.kube.Get(ctx, types.NamespacedName{Name: connName}, pc); err != nil {
-		t.Fatal(err)
-	}
-	pc.Spec.TokenID = rotatedID
-	pc.Spec.SecretFrom.Key = rotatedKey
-	if err := f.kube.Update(ctx, pc); err != nil {
-		t.Fatal(err)
-	}
+	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: credNS, Name: credName}}
+	f.mergePatch(t, sec, fmt.Sprintf(`{"stringData": {%q: %q}}`, rotatedKey, rotatedSecret))
+	// Merge patches: the provider writes the connection's status and
+	// finalizers meanwhile, and the switch must be one write.
+	f.mergePatch(t, &v1alpha1.ProxmoxConnection{ObjectMeta: metav1.ObjectMeta{Name: connName}},
+		fmt.Sprintf(`{"spec": {"tokenID": %q, "secretFrom": {"key": %q}}}`, rotatedID, rotatedKey))
 	f.waitConnection(t, observedSecret(sec))
 	f.oldTokenUses = f.sim.Counters().ByCredential[tokenID]
 
 	f.sim.RemoveToken(tokenID)
-	delete(sec.Data, tokenKey)
-	if err := f.kube.Update(ctx, sec); err != nil {
-		t.Fatal(err)
-	}
+	f.mergePatch(t, sec, fmt.Sprintf(`{"data": {%q: null}}`, tokenKey))
 	f.waitConnection(t, observedSecret(sec))
 
 	rotatedBefore := f.sim.Counters().ByCredential[rotatedID]
@@ -252,6 +226,14 @@ func (f *flow) tokenRotated(t *testing.T) {
 		t.Errorf("the resize reached the VM without a request with the new token (%d before, %d after)", rotatedBefore, c.ByCredential[rotatedID])
 	}
 	t.Logf("requests by token: %v", c.ByCredential)
+}
+
+// mergePatch applies a JSON merge patch to o, which then holds the result.
+func (f *flow) mergePatch(t *testing.T, o client.Object, patch string) {
+	t.Helper()
+	if err := f.kube.Patch(context.Background(), o, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+		t.Fatalf("patch %T %s: %v", o, o.GetName(), err)
+	}
 }
 
 // observedSecret holds once the connection read sec at its current version.

@@ -19,8 +19,8 @@ package crossplane
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -121,11 +121,11 @@ func TestProviderOnRealCrossplane(t *testing.T) {
 
 func (s *suite) buildProvider(t *testing.T) {
 	// A subtest's TempDir goes away with it; the binary must outlive it.
-	s.binary = filepath.Join(s.t.TempDir(), "provider")
-	build := exec.Command("go", "build", "-o", s.binary, "github.com/kubemox/provider-proxmox/cmd/provider")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build the provider: %v\n%s", err, out)
+	binary, err := providertest.BuildProvider(s.t.TempDir())
+	if err != nil {
+		t.Fatal(err)
 	}
+	s.binary = binary
 }
 
 func (s *suite) startCrossplane(t *testing.T) {
@@ -240,7 +240,7 @@ func (s *suite) checkProviderIdentity(t *testing.T) {
 	}
 	rules := make([]string, 0, len(role.Rules))
 	for _, r := range role.Rules {
-		rules = append(rules, "  "+strings.Join(r.APIGroups, ",")+" "+strings.Join(r.Resources, ",")+": "+strings.Join(r.Verbs, ","))
+		rules = append(rules, fmt.Sprintf("  groups %q resources %v verbs %v", r.APIGroups, r.Resources, r.Verbs))
 	}
 	t.Logf("the provider runs as %s with ClusterRole %s:\n%s", sa, want, strings.Join(rules, "\n"))
 }
