@@ -16,8 +16,9 @@
 #   cluster/local/crossplane.sh install-provider XPKG
 #                                                  # push, install, runtime stand-in, RBAC binding;
 #                                                  # last line: the provider ServiceAccount's kubeconfig
-#   cluster/local/crossplane.sh start-provider BINARY [FLAGS...]
-#                                                  # runs the provider with that kubeconfig
+#   cluster/local/crossplane.sh start-provider [FLAGS...]
+#                                                  # runs the package's provider binary with that
+#                                                  # kubeconfig
 #   cluster/local/crossplane.sh install-function [NAME PACKAGE-DIR BINARY]
 #                                                  # default: function-patch-and-transform
 #   cluster/local/crossplane.sh env                # KEY=VALUE lines: kubeconfigs, registry, logs
@@ -39,6 +40,9 @@ XP_NS=crossplane-system
 # functions serve with.
 RUNTIME_TLS_SECRET=external-runtime-tls
 PROVIDER=provider-proxmox
+ARCH=$(go env GOARCH)
+# What make xpkg builds into the package, kept beside it.
+PROVIDER_BINARY=$STATE/output/bin/linux_$ARCH/provider
 
 LOG_TAG=crossplane
 # shellcheck source=cluster/local/lib.sh
@@ -171,15 +175,13 @@ cmd_up() {
 
 # ------------------------------------------------------------------ packages
 # package: the provider's package for this machine's architecture (make xpkg, into the state
-# directory so no other build's _output is touched; its runtime image goes unused here, as the
-# External runtime runs none).
+# directory so no other build's _output is touched). Its runtime image goes unused, as the
+# External runtime runs none; start-provider runs the binary inside it as a local process.
 cmd_package() {
-	local arch
-	arch=$(go env GOARCH)
 	[ -d "$STATE" ] || die "Crossplane is not running: cluster/local/crossplane.sh up"
-	step "building the provider's package (make xpkg PLATFORMS=linux/$arch)" \
-		make -s -C "$ROOT" xpkg PLATFORMS="linux/$arch" OUTPUT="$STATE/output" >&2
-	echo "$STATE/output/xpkg/$PROVIDER-$arch.xpkg"
+	step "building the provider's package (make xpkg PLATFORMS=linux/$ARCH)" \
+		make -s -C "$ROOT" xpkg PLATFORMS="linux/$ARCH" OUTPUT="$STATE/output" >&2
+	echo "$STATE/output/xpkg/$PROVIDER-$ARCH.xpkg"
 }
 
 # push_package XPKG REPOSITORY: pushes under a tag naming its content; prints the reference.
@@ -324,18 +326,18 @@ cmd_install_provider() { # XPKG
 	echo "$PROVIDER_KUBECONFIG"
 }
 
-# start-provider BINARY [FLAGS...]: the provider as a local process with the revision's
-# ServiceAccount (restarted when already running), its health probe on a free port (so FLAGS
-# must not set --health-probe-bind-address); once /readyz answers, the revision's runtime is
-# marked healthy. Logs in $LOGS/provider.log.
+# start-provider [FLAGS...]: the provider binary of the package `package` built, as a local
+# process with the revision's ServiceAccount (restarted when already running), its health probe
+# on a free port (so FLAGS must not set --health-probe-bind-address); once /readyz answers, the
+# revision's runtime is marked healthy. Logs in $LOGS/provider.log.
 cmd_start_provider() {
-	local binary=${1:?usage: start-provider BINARY [FLAGS...]} health rev
-	shift
+	local health rev
 	load_env
+	[ -x "$PROVIDER_BINARY" ] || die "no provider package built: cluster/local/crossplane.sh package"
 	[ -f "$PROVIDER_KUBECONFIG" ] || die "no provider installed: cluster/local/crossplane.sh install-provider XPKG"
 	stop_bg provider
 	health=$(free_port)
-	KUBECONFIG=$PROVIDER_KUBECONFIG start_bg provider "$binary" --health-probe-bind-address "127.0.0.1:$health" "$@"
+	KUBECONFIG=$PROVIDER_KUBECONFIG start_bg provider "$PROVIDER_BINARY" --health-probe-bind-address "127.0.0.1:$health" "$@"
 	wait_running provider 60 curl -fsS "http://127.0.0.1:$health/readyz" || { tail_log provider; return 1; }
 	rev=$(kc get providers.pkg.crossplane.io "$PROVIDER" -o 'jsonpath={.status.currentRevision}')
 	mark_runtime_healthy provider "$rev"
@@ -364,10 +366,9 @@ cmd_install_function() { # [NAME PACKAGE-DIR BINARY]
 # ------------------------------------------------------------------ down
 cmd_down() {
 	[ -d "$STATE" ] || return 0
-	local f
-	stop_bg provider
-	for f in "$STATE"/fn-*.pid; do [ -e "$f" ] && stop_bg "$(basename "$f" .pid)"; done
-	for f in rbac-manager crossplane registry; do stop_bg "$f"; done
+	local f fns=()
+	for f in "$STATE"/fn-*.pid; do [ -e "$f" ] && fns+=("$(basename "$f" .pid)"); done
+	stop_bg provider "${fns[@]}" rbac-manager crossplane registry
 	CONTROLPLANE_DIR=$STATE/cp CONTROLPLANE_BIN=$BIN "$ROOT/cluster/local/controlplane.sh" down
 	rm -rf "$STATE"
 }

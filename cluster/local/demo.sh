@@ -125,8 +125,7 @@ EOF
 
 cmd_down() {
 	STATE=$DEMO_STATE
-	stop_bg provider
-	stop_bg pvesim
+	stop_bg provider pvesim
 	"$ROOT/cluster/local/controlplane.sh" down || true
 	rm -rf "$STATE"
 	log "stopped"
@@ -155,7 +154,7 @@ activate() {
 }
 
 start_provider_as_revision() {
-	xp start-provider "$ROOT/bin/provider" --poll 30s --metrics-bind-address 0
+	xp start-provider --poll 30s --metrics-bind-address 0
 }
 
 claim_ready() {

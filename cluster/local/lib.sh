@@ -43,19 +43,24 @@ record_bg() { # NAME PID EXECUTABLE
 	echo "$3" >"$STATE/$1.exe"
 }
 
-# stop_bg NAME: SIGTERM, then SIGKILL after 10 s; only the process start_bg recorded.
+# stop_bg NAME...: SIGTERM to all of them at once (each takes a second or two to shut down),
+# then SIGKILL to any still running after 10 s; only the processes start_bg recorded.
 stop_bg() {
-	local pid
-	pid=$(pid_of "$1")
-	if running "$1"; then
-		kill "$pid" 2>/dev/null || true
-		for _ in $(seq 1 50); do
-			kill -0 "$pid" 2>/dev/null || break
-			sleep 0.2
-		done
-		kill -9 "$pid" 2>/dev/null || true
-	fi
-	rm -f "$STATE/$1.pid" "$STATE/$1.exe"
+	local name pids=() pid
+	for name in "$@"; do
+		running "$name" && pids+=("$(pid_of "$name")")
+		rm -f "$STATE/$name.pid" "$STATE/$name.exe"
+	done
+	[ ${#pids[@]} -gt 0 ] || return 0
+	kill "${pids[@]}" 2>/dev/null || true
+	for _ in $(seq 1 50); do
+		kill -0 "${pids[@]}" 2>/dev/null || break
+		sleep 0.2
+	done
+	for pid in "${pids[@]}"; do
+		kill -0 "$pid" 2>/dev/null && kill -9 "$pid" 2>/dev/null
+	done
+	return 0
 }
 
 # wait_for SECONDS CMD...: polls CMD until it succeeds; fails after SECONDS.

@@ -80,7 +80,6 @@ type suite struct {
 	xp       *testenv.Crossplane
 	kube     client.Client
 	sim      *pvesim.Server
-	binary   string
 	revision string
 	// providerKubeconfig authenticates as the revision's ServiceAccount.
 	providerKubeconfig string
@@ -101,7 +100,6 @@ func TestProviderOnRealCrossplane(t *testing.T) {
 		t.Logf("phase durations:\n%s", strings.Join(s.durations, "\n"))
 	})
 
-	s.phase("build the provider binary", s.buildProvider)
 	s.phase("start the control plane, Crossplane, its RBAC manager and a registry", s.startCrossplane)
 	s.phase("make xpkg; crossplane xpkg push and install the provider", s.installProvider)
 	s.phase("the provider's ServiceAccount has only Crossplane's grant", s.checkProviderIdentity)
@@ -119,15 +117,6 @@ func TestProviderOnRealCrossplane(t *testing.T) {
 	s.phase("the provider needed no permission Crossplane does not grant", s.checkNoForbidden)
 }
 
-func (s *suite) buildProvider(t *testing.T) {
-	// A subtest's TempDir goes away with it; the binary must outlive it.
-	binary, err := providertest.BuildProvider(s.t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.binary = binary
-}
-
 func (s *suite) startCrossplane(t *testing.T) {
 	xp, err := testenv.StartCrossplane()
 	if err != nil {
@@ -138,9 +127,11 @@ func (s *suite) startCrossplane(t *testing.T) {
 		if s.t.Failed() {
 			s.t.Log(s.logTails())
 		}
+		start := time.Now()
 		if err := xp.Stop(); err != nil {
 			s.t.Errorf("stop Crossplane: %v", err)
 		}
+		s.t.Logf("teardown took %s", time.Since(start).Round(100*time.Millisecond))
 	})
 	t.Logf("crossplane.sh up:\n%s", xp.Progress)
 	if s.kube, err = providertest.NewClient(xp.Config); err != nil {
@@ -255,7 +246,8 @@ func (s *suite) installFunction(t *testing.T) {
 }
 
 // startProvider starts the simulator in this process and the provider
-// binary with the ServiceAccount's kubeconfig, before the activation policy:
+// binary make xpkg put in the package, with the ServiceAccount's kubeconfig,
+// before the activation policy:
 // under safe-start the package manager serves no inactive kind, and the
 // provider must start and stay healthy anyway.
 func (s *suite) startProvider(t *testing.T) {
@@ -283,8 +275,7 @@ func (s *suite) startProvider(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, progress, err := s.xp.Run("start-provider", s.binary, "--debug", "--poll=20s",
-		"--metrics-bind-address=0"); err != nil {
+	if _, progress, err := s.xp.Run("start-provider", "--debug", "--poll=20s", "--metrics-bind-address=0"); err != nil {
 		t.Fatalf("%v\n%s", err, progress)
 	}
 	// Healthy needs the runtime's word, which the script gives once the
