@@ -91,7 +91,7 @@ lint: vet
 test: xpkg-ca-bundle $(if $(filter 1,$(SKIP_INTEGRATION)),,tools)
 	KUBEBUILDER_ASSETS=$(TOOLS_BIN) $(GO) test -count=1 -p 1 ./...
 
-# Builds the control-plane binaries and the Crossplane tools (core, CLI, crane,
+# Builds the control-plane binaries and the Crossplane tools (core and its RBAC manager, CLI, crane,
 # function-patch-and-transform) once per version: minutes cold, instant when cached.
 tools:
 	cluster/local/build-tools.sh envtest crossplane
