@@ -28,6 +28,7 @@ import (
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
+	"github.com/kubemox/provider-proxmox/internal/controller/guest"
 )
 
 // Create implements managed.TypedExternalClient. It never waits for PVE's
@@ -37,7 +38,7 @@ func (e *external) Create(ctx context.Context, cr *v1alpha1.VirtualMachine) (man
 	if err != nil {
 		return managed.ExternalCreation{}, err
 	}
-	if underway, err := e.checkPreviousCreate(ctx, cr); err != nil || underway {
+	if underway, err := guest.CheckPreviousCreate(ctx, e.cl, cr); err != nil || underway {
 		return managed.ExternalCreation{}, err
 	}
 	for attempt := 0; attempt < maxCreateAttempts; attempt++ {
@@ -48,7 +49,7 @@ func (e *external) Create(ctx context.Context, cr *v1alpha1.VirtualMachine) (man
 		upid, err := e.startCreate(ctx, cr, want, vmid)
 		switch {
 		case err == nil:
-			meta.AddAnnotations(cr, map[string]string{annCreateTask: upid})
+			meta.AddAnnotations(cr, map[string]string{guest.AnnotationCreateTask: upid})
 			return managed.ExternalCreation{}, nil
 		case pve.IsAlreadyExists(err) && !fresh:
 			// A guest appeared at the VMID this resource already held: it may
@@ -75,38 +76,7 @@ func (e *external) Create(ctx context.Context, cr *v1alpha1.VirtualMachine) (man
 
 // forgetExternalName drops the VMID and the create task recorded for it.
 func forgetExternalName(cr *v1alpha1.VirtualMachine) {
-	meta.RemoveAnnotations(cr, meta.AnnotationKeyExternalName, annCreateTask)
-}
-
-func forgetCreateTask(cr *v1alpha1.VirtualMachine) {
-	meta.RemoveAnnotations(cr, annCreateTask)
-}
-
-// checkPreviousCreate looks at the task of the last create attempt, when
-// one is recorded and Observe found no guest. While it runs, PVE's worker may
-// not have written the new config yet: creating again would race our own
-// task, so the create is reported underway. A task that failed for another
-// reason than a taken VMID is reported with PVE's message. Otherwise (done,
-// unknown, or "already exists") the record is dropped and the create is
-// retried at the same VMID: PVE refuses it atomically if a guest exists
-// there, and Observe's marker rules decide whose that guest is. A failed
-// "already exists" task alone never gives the VMID up: it may be our own
-// second request racing our first one, whose answer was lost.
-func (e *external) checkPreviousCreate(ctx context.Context, cr *v1alpha1.VirtualMachine) (underway bool, err error) {
-	upid := cr.GetAnnotations()[annCreateTask]
-	if upid == "" {
-		return false, nil
-	}
-	ts, err := e.cl.TaskStatus(ctx, upid)
-	switch {
-	case err == nil && ts.Running:
-		return true, nil
-	case err == nil && ts.Failed() && !pve.MessageMeansAlreadyExists(ts.ExitStatus):
-		forgetCreateTask(cr)
-		return false, errors.Errorf("Proxmox VE task %s failed: %s", ts.Type, ts.ExitStatus)
-	}
-	forgetCreateTask(cr)
-	return false, nil
+	meta.RemoveAnnotations(cr, meta.AnnotationKeyExternalName, guest.AnnotationCreateTask)
 }
 
 // claimVMID returns the resource's VMID, picking one and storing it on the

@@ -24,6 +24,7 @@ import (
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
+	"github.com/kubemox/provider-proxmox/internal/controller/guest"
 )
 
 // Delete implements managed.TypedExternalClient: one step per reconcile
@@ -55,7 +56,7 @@ func (e *external) Delete(ctx context.Context, cr *v1alpha1.VirtualMachine) (man
 	if err != nil {
 		return managed.ExternalDelete{}, err
 	}
-	recordTask(cr, upid)
+	guest.RecordTask(&cr.Status.LastTask, upid)
 	e.record.Event(cr, event.Normal("Deleting", "destroying VM "+o.ref.String()+" with purge"))
 	return managed.ExternalDelete{}, nil
 }
@@ -65,22 +66,22 @@ func (e *external) Delete(ctx context.Context, cr *v1alpha1.VirtualMachine) (man
 // it.
 func (e *external) powerOff(ctx context.Context, cr *v1alpha1.VirtualMachine, o *observation) error {
 	lt := cr.Status.LastTask
-	if lt != nil && lt.Type == "qmshutdown" && lt.Status == taskStopped {
+	if lt != nil && lt.Type == "qmshutdown" && lt.Status == guest.TaskStopped {
 		upid, err := e.cl.StopGuest(ctx, o.ref)
 		if err != nil {
-			_, err = e.busy(err, "stop")
+			_, err = guest.RetryIfLocked(err, "stop")
 			return err
 		}
-		recordTask(cr, upid)
+		guest.RecordTask(&cr.Status.LastTask, upid)
 		e.record.Event(cr, event.Normal("Stopping", "the VM did not shut down: stopping it"))
 		return nil
 	}
 	upid, err := e.cl.ShutdownGuest(ctx, o.ref, shutdownTimeout, true)
 	if err != nil {
-		_, err = e.busy(err, "shutdown")
+		_, err = guest.RetryIfLocked(err, "shutdown")
 		return err
 	}
-	recordTask(cr, upid)
+	guest.RecordTask(&cr.Status.LastTask, upid)
 	e.record.Event(cr, event.Normal("ShuttingDown", "shutting the VM down before deleting it"))
 	return nil
 }

@@ -34,10 +34,8 @@ import (
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
+	"github.com/kubemox/provider-proxmox/internal/controller/guest"
 )
-
-// annCreateTask records the UPID of the clone/create task Create started.
-const annCreateTask = "proxmox.alperen.cloud/create-task"
 
 // ownership is Observe's verdict on the guest at the resource's VMID.
 type ownership int
@@ -256,7 +254,7 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.VirtualMachine) (ma
 		// The user's external name is the VMID; the guest is observed below like
 		// our own and gets our marker when updates are allowed (needMarker).
 	}
-	followCreateTask(cr)
+	guest.FollowCreateTask(cr, &cr.Status.LastTask)
 	if err := e.refreshTask(ctx, cr, o); err != nil {
 		return managed.ExternalObservation{}, err
 	}
@@ -319,7 +317,7 @@ func (e *external) notQEMU(ctx context.Context, cr *v1alpha1.VirtualMachine, vmi
 func (e *external) locate(ctx context.Context, cr *v1alpha1.VirtualMachine, vmid int) (pve.GuestRef, *pve.Resource, bool, error) {
 	maxAge := busyResourcesAge
 	// A deletion reads a fresh listing and keeps no clock (Observe forgot it).
-	if !meta.WasDeleted(cr) && isReady(cr) && !taskUnderway(cr) {
+	if !meta.WasDeleted(cr) && isReady(cr) && !guest.TaskUnderway(cr.Status.LastTask) {
 		cycle := e.clock.since(cr.GetUID(), time.Now())
 		maxAge = min(max(e.steadyAge, cycle), maxSteadyAgeFactor*e.steadyAge)
 	}
@@ -399,60 +397,19 @@ func (e *external) lostRace(ctx context.Context, cr *v1alpha1.VirtualMachine, vm
 	return managed.ExternalObservation{ResourceExists: false}, nil
 }
 
-const (
-	taskRunning = "running"
-	taskStopped = "stopped"
-)
-
-// refreshTask follows the last task we started while it runs; a failure is
-// surfaced as an event with PVE's message (and on Ready, see setReady).
+// refreshTask follows the last task we started while it runs.
 func (e *external) refreshTask(ctx context.Context, cr *v1alpha1.VirtualMachine, o *observation) error {
-	if !taskUnderway(cr) {
-		return nil
-	}
-	lt := cr.Status.LastTask
-	ts, err := e.cl.TaskStatus(ctx, lt.UPID)
-	if pve.IsTaskUnknown(err) {
-		// A task PVE forgot cannot be running: do not block on it.
-		lt.Status = taskStopped
-		return nil
-	}
-	if err != nil {
-		// No answer about the task: it may still run (a reboot under way).
-		return errors.Wrap(err, "cannot follow the last Proxmox VE task")
-	}
-	if ts.Running {
-		o.taskRunning = true
-		return nil
-	}
-	lt.Status, lt.ExitStatus = taskStopped, ts.ExitStatus
-	if ts.Failed() {
-		e.record.Event(cr, event.Warning("TaskFailed", errors.Errorf("Proxmox VE task %s failed: %s", lt.Type, ts.ExitStatus)))
-	}
-	return nil
+	running, err := guest.RefreshTask(ctx, e.cl, e.record, cr, cr.Status.LastTask)
+	o.taskRunning = running
+	return err
 }
 
-// followCreateTask makes the clone or create task that Create started the
-// last task once the guest is in place, so it is followed to its end like
-// the tasks Update starts: its result shows in status.lastTask and the
-// client layer measures it. Create cannot record it there itself: the
-// reconciler keeps only the annotations Create sets.
-func followCreateTask(cr *v1alpha1.VirtualMachine) {
-	if upid := cr.GetAnnotations()[annCreateTask]; upid != "" && cr.Status.LastTask == nil {
-		recordTask(cr, upid)
-	}
-}
-
-// taskUnderway reports whether the last task we started was still running
-// when last observed.
-func taskUnderway(cr *v1alpha1.VirtualMachine) bool {
-	lt := cr.Status.LastTask
-	return lt != nil && lt.Status == taskRunning
-}
+// qemuPowerTasks are the tasks after which a QEMU guest's power state is
+// still settling.
+var qemuPowerTasks = []string{"qmreboot", "qmshutdown", "qmstop"}
 
 func rebootUnderway(cr *v1alpha1.VirtualMachine) bool {
-	lt := cr.Status.LastTask
-	return taskUnderway(cr) && (lt.Type == "qmreboot" || lt.Type == "qmshutdown" || lt.Type == "qmstop")
+	return guest.TaskUnderwayOfType(cr.Status.LastTask, qemuPowerTasks...)
 }
 
 // powerState reads whether the guest runs: from the listing when it knows
@@ -559,7 +516,7 @@ func isPlainPowerState(s string) bool {
 func (e *external) setReady(cr *v1alpha1.VirtualMachine, o *observation, manage bool) {
 	converged := o.converged()
 	// A failed task matters while what it was for is still not done.
-	if lt := cr.Status.LastTask; manage && !converged && lt != nil && lt.Status == taskStopped && taskFailed(lt.ExitStatus) {
+	if lt := cr.Status.LastTask; manage && !converged && guest.LastTaskFailed(lt) {
 		cr.SetConditions(xpv2.Unavailable().WithMessage("Proxmox VE task " + lt.Type + " failed: " + lt.ExitStatus).WithObservedGeneration(cr.GetGeneration()))
 		return
 	}
@@ -582,12 +539,6 @@ func (e *external) setReady(cr *v1alpha1.VirtualMachine, o *observation, manage 
 	default:
 		cr.SetConditions(xpv2.Creating().WithObservedGeneration(gen))
 	}
-}
-
-// taskFailed reports whether a recorded exit status is a failure; "" is a
-// task not seen stopped.
-func taskFailed(exit string) bool {
-	return exit != "" && !pve.ExitStatusOK(exit)
 }
 
 // connectionDetails publishes how to reach the VM; never a Proxmox

@@ -33,6 +33,7 @@ import (
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 	"github.com/kubemox/provider-proxmox/internal/controller/dependents"
+	"github.com/kubemox/provider-proxmox/internal/controller/guest"
 	"github.com/kubemox/provider-proxmox/internal/controller/mrstate"
 )
 
@@ -106,7 +107,7 @@ func pollInterval(mg resource.Managed, poll time.Duration) time.Duration {
 		return poll
 	}
 	rebootDue := cr.Spec.MayReboot() && len(cr.Status.PendingChanges) > 0
-	if !isReady(cr) || taskUnderway(cr) || rebootDue {
+	if !isReady(cr) || guest.TaskUnderway(cr.Status.LastTask) || rebootDue {
 		return notReadyPoll
 	}
 	return poll

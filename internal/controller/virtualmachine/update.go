@@ -20,7 +20,6 @@ import (
 	"context"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
@@ -28,6 +27,7 @@ import (
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
+	"github.com/kubemox/provider-proxmox/internal/controller/guest"
 )
 
 // Update implements managed.TypedExternalClient. One step per reconcile:
@@ -66,7 +66,7 @@ func (e *external) applyConfig(ctx context.Context, cr *v1alpha1.VirtualMachine,
 	}
 	if len(set) > 0 {
 		if err := e.cl.SetGuestConfig(ctx, o.ref, set, nil); err != nil {
-			return e.busy(scrubPassword(err, o.want.Password), "configuration")
+			return guest.RetryIfLocked(scrubPassword(err, o.want.Password), "configuration")
 		}
 		if o.needPass {
 			v := o.want.Password.Version
@@ -84,9 +84,9 @@ func (e *external) applyConfig(ctx context.Context, cr *v1alpha1.VirtualMachine,
 	if len(o.plan.NewDisks) > 0 {
 		upid, err := e.cl.SetGuestConfigAsync(ctx, o.ref, o.plan.NewDisks, nil)
 		if err != nil {
-			return e.busy(err, "new disks")
+			return guest.RetryIfLocked(err, "new disks")
 		}
-		recordTask(cr, upid)
+		guest.RecordTask(&cr.Status.LastTask, upid)
 		e.record.Event(cr, event.Normal("DiskAdded", "adding disks "+strings.Join(sortedKeys(o.plan.NewDisks), ", ")))
 		return true, nil
 	}
@@ -94,9 +94,9 @@ func (e *external) applyConfig(ctx context.Context, cr *v1alpha1.VirtualMachine,
 		r := o.plan.Resizes[0]
 		upid, err := e.cl.ResizeDisk(ctx, o.ref, r.Disk, r.Size)
 		if err != nil {
-			return e.busy(err, "resize")
+			return guest.RetryIfLocked(err, "resize")
 		}
-		recordTask(cr, upid)
+		guest.RecordTask(&cr.Status.LastTask, upid)
 		e.record.Event(cr, event.Normal("Resized", "growing disk "+r.Disk+" to "+r.Size))
 		return true, nil
 	}
@@ -110,14 +110,6 @@ func scrubPassword(err error, pw *password) error {
 		return err
 	}
 	return errors.New(strings.ReplaceAll(err.Error(), pw.Value, "*****"))
-}
-
-// busy turns PVE's "locked" answer into a quiet retry on the next poll.
-func (e *external) busy(err error, what string) (bool, error) {
-	if pve.IsLocked(err) {
-		return true, nil
-	}
-	return false, errors.Wrapf(err, "cannot apply %s", what)
 }
 
 func (e *external) reportConfig(cr *v1alpha1.VirtualMachine, o *observation) {
@@ -165,73 +157,28 @@ func (e *external) applyPower(ctx context.Context, cr *v1alpha1.VirtualMachine, 
 	}
 	switch {
 	case o.needStart && !st.Running():
-		if busy, err := e.rebootOrTaskUnderway(ctx, o.ref); err != nil || busy {
+		if busy, err := guest.RebootOrTaskUnderway(ctx, e.cl, o.ref, guest.PowerTasks{Reboot: "qmreboot", Start: "qmstart"}); err != nil || busy {
 			return err
 		}
 		upid, err := e.cl.StartGuest(ctx, o.ref)
 		if err != nil {
-			_, err = e.busy(err, "start")
+			_, err = guest.RetryIfLocked(err, "start")
 			return err
 		}
-		recordTask(cr, upid)
+		guest.RecordTask(&cr.Status.LastTask, upid)
 		e.afterBoot(cr)
 		e.record.Event(cr, event.Normal("Started", "starting VM"))
 	case o.needReboot && st.Running():
 		upid, err := e.cl.RebootGuest(ctx, o.ref, rebootTimeout)
 		if err != nil {
-			_, err = e.busy(err, "reboot")
+			_, err = guest.RetryIfLocked(err, "reboot")
 			return err
 		}
-		recordTask(cr, upid)
+		guest.RecordTask(&cr.Status.LastTask, upid)
 		e.afterBoot(cr)
 		e.record.Event(cr, event.Normal("Rebooted", "rebooting to apply pending changes: "+strings.Join(o.pendingKeys, ", ")))
 	}
 	return nil
-}
-
-// rebootSettle is how long after a reboot task ended PVE's own start may
-// still be on its way (qmeventd starts it after the reboot's stop).
-const rebootSettle = 60 * time.Second
-
-// rebootOrTaskUnderway asks PVE's task list (only when about to start a
-// stopped guest) whether a task on the guest runs, or a reboot ended so
-// recently that PVE's own start is still coming: starting then would race
-// PVE. Tasks are ordered by their UPIDs, not by their one-second times: our
-// first start and a quick reboot often share a second.
-func (e *external) rebootOrTaskUnderway(ctx context.Context, ref pve.GuestRef) (bool, error) {
-	tasks, err := e.cl.GuestTasks(ctx, ref.Node, ref.VMID, 10)
-	if err != nil {
-		return false, err
-	}
-	var reboot *pve.UPID
-	var rebootEnd int64
-	var starts []pve.UPID
-	for _, t := range tasks {
-		if t.Running {
-			return true, nil
-		}
-		u, err := pve.ParseUPID(t.UPID)
-		if err != nil {
-			continue // a task we cannot order says nothing about this reboot
-		}
-		switch t.Type {
-		case "qmreboot":
-			if reboot == nil || reboot.StartedBefore(u) {
-				reboot, rebootEnd = &u, t.EndTime
-			}
-		case "qmstart":
-			starts = append(starts, u)
-		}
-	}
-	if reboot == nil || time.Since(time.Unix(rebootEnd, 0)) >= rebootSettle {
-		return false, nil
-	}
-	for _, s := range starts {
-		if reboot.StartedBefore(s) {
-			return false, nil // PVE's own start after the reboot came (and ended)
-		}
-	}
-	return true, nil
 }
 
 // afterBoot forgets what a boot changes: the IP is asked again, and
@@ -240,18 +187,6 @@ func (e *external) afterBoot(cr *v1alpha1.VirtualMachine) {
 	cr.Status.Status.IPAddress = ""
 	cr.Status.PendingChanges = nil
 	e.agent.reset(cr.GetUID())
-}
-
-// recordTask makes upid the last task, followed by Observe until it stops.
-func recordTask(cr *v1alpha1.VirtualMachine, upid string) {
-	if upid == "" {
-		return
-	}
-	t := &v1alpha1.TaskStatus{UPID: upid, Status: taskRunning}
-	if u, err := pve.ParseUPID(upid); err == nil {
-		t.Type = u.Type
-	}
-	cr.Status.LastTask = t
 }
 
 func sortedKeys(m map[string]string) []string {

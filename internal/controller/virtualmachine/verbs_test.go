@@ -33,6 +33,7 @@ import (
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
+	"github.com/kubemox/provider-proxmox/internal/controller/guest"
 	"github.com/kubemox/provider-proxmox/internal/pvesim"
 )
 
@@ -204,7 +205,7 @@ func TestCreate(t *testing.T) {
 				if g.Config["name"] != "web" || !strings.Contains(g.Config["scsi0"], "vm-"+strconv.Itoa(vmid)+"-disk") {
 					t.Errorf("not a full clone named web: %v", g.Config)
 				}
-				if cr.GetAnnotations()[annCreateTask] == "" {
+				if cr.GetAnnotations()[guest.AnnotationCreateTask] == "" {
 					t.Error("the clone task is not recorded")
 				}
 			}},
@@ -322,8 +323,8 @@ func TestCreate(t *testing.T) {
 				if n := f.sim.Counters().ByEndpoint["POST /nodes/{node}/qemu/{vmid}/clone"]; n != 0 {
 					t.Errorf("%d clone requests sent while the first clone task runs, want 0", n)
 				}
-				if got, _ := vmidOf(meta.GetExternalName(cr)); got != firstVMID(cr) || cr.GetAnnotations()[annCreateTask] == "" {
-					t.Errorf("external name %q, task %q: want VMID %d and the running task kept", meta.GetExternalName(cr), cr.GetAnnotations()[annCreateTask], firstVMID(cr))
+				if got, _ := vmidOf(meta.GetExternalName(cr)); got != firstVMID(cr) || cr.GetAnnotations()[guest.AnnotationCreateTask] == "" {
+					t.Errorf("external name %q, task %q: want VMID %d and the running task kept", meta.GetExternalName(cr), cr.GetAnnotations()[guest.AnnotationCreateTask], firstVMID(cr))
 				}
 			}},
 		},
@@ -337,7 +338,7 @@ func TestCreate(t *testing.T) {
 				if got, _ := vmidOf(meta.GetExternalName(cr)); got != firstVMID(cr) {
 					t.Errorf("external name = %q, want the VMID %d kept", meta.GetExternalName(cr), firstVMID(cr))
 				}
-				if cr.GetAnnotations()[annCreateTask] != "" {
+				if cr.GetAnnotations()[guest.AnnotationCreateTask] != "" {
 					t.Error("the failed task is still recorded: it would fail every retry")
 				}
 				onlyTemplate(t, f, cr)
@@ -410,7 +411,7 @@ func failNextCloneTask(t *testing.T, f *fixture, cr *v1alpha1.VirtualMachine, ms
 		t.Fatalf("first Create: %v", err)
 	}
 	f.sim.SetFaults(pvesim.Faults{})
-	if cr.GetAnnotations()[annCreateTask] == "" {
+	if cr.GetAnnotations()[guest.AnnotationCreateTask] == "" {
 		t.Fatal("first Create recorded no task")
 	}
 	meta.AddAnnotations(cr, map[string]string{annFirstVMID: meta.GetExternalName(cr)})
@@ -737,7 +738,7 @@ func TestDelete(t *testing.T) {
 		"shutdown done but the VM still runs: stopped": {
 			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
 				cr := owned(t, f, "stubborn", true, nil)
-				cr.Status.LastTask = &v1alpha1.TaskStatus{UPID: "UPID:lowtower:0:0:0:qmshutdown:700:root@pam:", Type: "qmshutdown", Status: taskStopped}
+				cr.Status.LastTask = &v1alpha1.TaskStatus{UPID: "UPID:lowtower:0:0:0:qmshutdown:700:root@pam:", Type: "qmshutdown", Status: guest.TaskStopped}
 				return cr
 			},
 			exists: true,

@@ -1,0 +1,230 @@
+/*
+Copyright 2026 The provider-proxmox Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package guest
+
+import (
+	"context"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+
+	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
+	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
+)
+
+// What status.lastTask.status says about the last task a controller started.
+const (
+	TaskRunning = "running"
+	TaskStopped = "stopped"
+)
+
+// AnnotationCreateTask records the UPID of the clone/create task Create
+// started; it is persisted with the create-succeeded annotation.
+const AnnotationCreateTask = "proxmox.alperen.cloud/create-task"
+
+// ReasonTaskFailed is the event reason of a task PVE reports failed.
+const ReasonTaskFailed event.Reason = "TaskFailed"
+
+// TaskReader reads one PVE task.
+type TaskReader interface {
+	TaskStatus(ctx context.Context, upid string) (pve.TaskStatus, error)
+}
+
+// TaskLister lists the recent tasks on one guest.
+type TaskLister interface {
+	GuestTasks(ctx context.Context, node string, vmid, limit int) ([]pve.TaskStatus, error)
+}
+
+// RecordTask makes upid the last task (*last), followed by Observe until it
+// stops.
+func RecordTask(last **v1alpha1.TaskStatus, upid string) {
+	if upid == "" {
+		return
+	}
+	t := &v1alpha1.TaskStatus{UPID: upid, Status: TaskRunning}
+	if u, err := pve.ParseUPID(upid); err == nil {
+		t.Type = u.Type
+	}
+	*last = t
+}
+
+// TaskUnderway reports whether the last task was still running when last
+// observed.
+func TaskUnderway(last *v1alpha1.TaskStatus) bool {
+	return last != nil && last.Status == TaskRunning
+}
+
+// TaskUnderwayOfType reports whether the last task is underway and is one of
+// types (the reboot, shutdown and stop of a guest type, say).
+func TaskUnderwayOfType(last *v1alpha1.TaskStatus, types ...string) bool {
+	if !TaskUnderway(last) {
+		return false
+	}
+	for _, t := range types {
+		if last.Type == t {
+			return true
+		}
+	}
+	return false
+}
+
+// TaskFailed reports whether a recorded exit status is a failure; "" is a
+// task not seen stopped.
+func TaskFailed(exit string) bool {
+	return exit != "" && !pve.ExitStatusOK(exit)
+}
+
+// LastTaskFailed reports whether the last task stopped with a failure.
+func LastTaskFailed(last *v1alpha1.TaskStatus) bool {
+	return last != nil && last.Status == TaskStopped && TaskFailed(last.ExitStatus)
+}
+
+// RefreshTask follows the last task (last) while it runs and reports whether
+// it still does. A failure is surfaced on obj as a Warning event with PVE's
+// message; the kind shows it on Ready while the task's work is undone.
+func RefreshTask(ctx context.Context, cl TaskReader, rec event.Recorder, obj runtime.Object, last *v1alpha1.TaskStatus) (running bool, err error) {
+	if !TaskUnderway(last) {
+		return false, nil
+	}
+	ts, err := cl.TaskStatus(ctx, last.UPID)
+	if pve.IsTaskUnknown(err) {
+		// A task PVE forgot cannot be running: do not block on it.
+		last.Status = TaskStopped
+		return false, nil
+	}
+	if err != nil {
+		// No answer about the task: it may still run (a reboot under way).
+		return false, errors.Wrap(err, "cannot follow the last Proxmox VE task")
+	}
+	if ts.Running {
+		return true, nil
+	}
+	last.Status, last.ExitStatus = TaskStopped, ts.ExitStatus
+	if ts.Failed() {
+		rec.Event(obj, event.Warning(ReasonTaskFailed, errors.Errorf("Proxmox VE task %s failed: %s", last.Type, ts.ExitStatus)))
+	}
+	return false, nil
+}
+
+// FollowCreateTask makes the clone or create task that Create started (the
+// create-task annotation of o) the last task once the guest is in place, so
+// it is followed to its end like the tasks Update starts: its result shows
+// in status.lastTask and the client layer measures it. Create cannot record
+// it there itself: the reconciler keeps only the annotations Create sets.
+func FollowCreateTask(o metav1.Object, last **v1alpha1.TaskStatus) {
+	if upid := o.GetAnnotations()[AnnotationCreateTask]; upid != "" && *last == nil {
+		RecordTask(last, upid)
+	}
+}
+
+// ForgetCreateTask drops the recorded create task.
+func ForgetCreateTask(o metav1.Object) {
+	meta.RemoveAnnotations(o, AnnotationCreateTask)
+}
+
+// CheckPreviousCreate looks at the task of the last create attempt, when
+// one is recorded and Observe found no guest. While it runs, PVE's worker may
+// not have written the new config yet: creating again would race our own
+// task, so the create is reported underway. A task that failed for another
+// reason than a taken VMID is reported with PVE's message. Otherwise (done,
+// unknown, or "already exists") the record is dropped and the create is
+// retried at the same VMID: PVE refuses it atomically if a guest exists
+// there, and the marker rules decide whose that guest is. A failed
+// "already exists" task alone never gives the VMID up: it may be our own
+// second request racing our first one, whose answer was lost.
+func CheckPreviousCreate(ctx context.Context, cl TaskReader, o metav1.Object) (underway bool, err error) {
+	upid := o.GetAnnotations()[AnnotationCreateTask]
+	if upid == "" {
+		return false, nil
+	}
+	ts, err := cl.TaskStatus(ctx, upid)
+	switch {
+	case err == nil && ts.Running:
+		return true, nil
+	case err == nil && ts.Failed() && !pve.MessageMeansAlreadyExists(ts.ExitStatus):
+		ForgetCreateTask(o)
+		return false, errors.Errorf("Proxmox VE task %s failed: %s", ts.Type, ts.ExitStatus)
+	}
+	ForgetCreateTask(o)
+	return false, nil
+}
+
+// RetryIfLocked turns PVE's "locked" answer to an action into a quiet retry
+// on the next poll (retry, no error); any other error is wrapped with what
+// was being applied.
+func RetryIfLocked(err error, what string) (retry bool, _ error) {
+	if pve.IsLocked(err) {
+		return true, nil
+	}
+	return false, errors.Wrapf(err, "cannot apply %s", what)
+}
+
+// RebootSettle is how long after a reboot task ended PVE's own start may
+// still be on its way (qmeventd starts it after the reboot's stop).
+const RebootSettle = 60 * time.Second
+
+// PowerTasks names a guest type's reboot and start tasks in PVE's task list.
+type PowerTasks struct {
+	Reboot string
+	Start  string
+}
+
+// RebootOrTaskUnderway asks PVE's task list (only when about to start a
+// stopped guest) whether a task on the guest runs, or a reboot ended so
+// recently that PVE's own start is still coming: starting then would race
+// PVE. Tasks are ordered by their UPIDs, not by their one-second times: our
+// first start and a quick reboot often share a second.
+func RebootOrTaskUnderway(ctx context.Context, cl TaskLister, ref pve.GuestRef, types PowerTasks) (bool, error) {
+	tasks, err := cl.GuestTasks(ctx, ref.Node, ref.VMID, 10)
+	if err != nil {
+		return false, err
+	}
+	var reboot *pve.UPID
+	var rebootEnd int64
+	var starts []pve.UPID
+	for _, t := range tasks {
+		if t.Running {
+			return true, nil
+		}
+		u, err := pve.ParseUPID(t.UPID)
+		if err != nil {
+			continue // a task we cannot order says nothing about this reboot
+		}
+		switch t.Type {
+		case types.Reboot:
+			if reboot == nil || reboot.StartedBefore(u) {
+				reboot, rebootEnd = &u, t.EndTime
+			}
+		case types.Start:
+			starts = append(starts, u)
+		}
+	}
+	if reboot == nil || time.Since(time.Unix(rebootEnd, 0)) >= RebootSettle {
+		return false, nil
+	}
+	for _, s := range starts {
+		if reboot.StartedBefore(s) {
+			return false, nil // PVE's own start after the reboot came (and ended)
+		}
+	}
+	return true, nil
+}
