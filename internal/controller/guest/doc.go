@@ -16,7 +16,8 @@ limitations under the License.
 
 // Package guest is what every kind backed by a Proxmox VE guest shares
 // (VirtualMachine now; Container and the template kinds next): following the
-// PVE tasks a controller starts (task.go), and the quiet retry when PVE says
-// the guest is locked. A kind's controller keeps only what is its own: the
+// PVE tasks a controller starts and the quiet retry when PVE says the guest
+// is locked (task.go); the per-resource poll clock, the listing age it
+// allows and the poll-interval hook (pollclock.go). A kind's controller keeps only what is its own: the
 // spec it translates and the steps it takes.
 package guest

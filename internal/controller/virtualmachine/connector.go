@@ -18,10 +18,8 @@ package virtualmachine
 
 import (
 	"context"
-	"sync"
 	"time"
 
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
@@ -31,15 +29,10 @@ import (
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
+	"github.com/kubemox/provider-proxmox/internal/controller/guest"
 )
 
 const (
-	// notReadyPoll is how soon a resource that is not Ready (or has a task
-	// running) is observed again.
-	notReadyPoll = 3 * time.Second
-	// busyResourcesAge bounds how old the /cluster/resources view may be
-	// for a resource with work under way.
-	busyResourcesAge = 2 * time.Second
 	// templateResourcesAge bounds the view used to find a template by name.
 	templateResourcesAge = 30 * time.Second
 	// shutdownTimeout is how long a guest gets to power off on deletion
@@ -47,9 +40,6 @@ const (
 	shutdownTimeout = 60
 	// rebootTimeout bounds the guest's shutdown inside a reboot.
 	rebootTimeout = 120
-	// maxSteadyAgeFactor caps a Ready resource's listing age at this many
-	// poll intervals, however slow its cycle.
-	maxSteadyAgeFactor = 5
 	// agentRetry spaces guest agent queries while the IP is unknown.
 	agentRetry = 30 * time.Second
 	// maxCreateAttempts bounds the VMIDs one Create tries when PVE says
@@ -75,8 +65,11 @@ type connector struct {
 	// resource with nothing under way: the poll interval, so a connection
 	// reads it about once per poll whatever the number of VMs.
 	steadyAge time.Duration
-	agent     *agentThrottle
-	clock     *pollClock
+	// agentAsked throttles guest agent queries to one per agentRetry per
+	// resource while the IP is unknown.
+	agentAsked *guest.Stamps
+	// observed is when each resource was last observed.
+	observed *guest.Stamps
 }
 
 // Connect implements managed.TypedExternalConnector.
@@ -91,66 +84,6 @@ func (c *connector) Connect(ctx context.Context, cr *v1alpha1.VirtualMachine) (m
 	}
 	return &external{
 		kube: c.kube, secrets: c.secrets, cl: cl, connection: ref.Name, vmids: c.vmids,
-		record: c.record, steadyAge: c.steadyAge, agent: c.agent, clock: c.clock,
+		record: c.record, steadyAge: c.steadyAge, agentAsked: c.agentAsked, observed: c.observed,
 	}, nil
-}
-
-// agentThrottle remembers when the guest agent of each resource was last
-// asked, so a guest without a running agent costs one request per
-// agentRetry, not one per poll.
-type agentThrottle struct {
-	mu    sync.Mutex
-	asked map[types.UID]time.Time
-}
-
-func newAgentThrottle() *agentThrottle { return &agentThrottle{asked: map[types.UID]time.Time{}} }
-
-// due reports whether uid's agent may be asked now, and records it.
-func (a *agentThrottle) due(uid types.UID, now time.Time) bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if last, ok := a.asked[uid]; ok && now.Sub(last) < agentRetry {
-		return false
-	}
-	a.asked[uid] = now
-	return true
-}
-
-// reset makes the agent of uid due again (after a start or reboot).
-func (a *agentThrottle) reset(uid types.UID) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	delete(a.asked, uid)
-}
-
-// pollClock remembers when each resource was last observed. A Ready
-// resource accepts a /cluster/resources view as old as its own observation
-// cycle (the poll interval, or longer when the global reconcile rate
-// stretches it), so a connection reads the listing about once per cycle
-// whatever the number of VMs.
-type pollClock struct {
-	mu   sync.Mutex
-	last map[types.UID]time.Time
-}
-
-func newPollClock() *pollClock { return &pollClock{last: map[types.UID]time.Time{}} }
-
-// since returns how long ago uid was last observed (0 the first time) and
-// records now.
-func (p *pollClock) since(uid types.UID, now time.Time) time.Duration {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	last, ok := p.last[uid]
-	p.last[uid] = now
-	if !ok {
-		return 0
-	}
-	return now.Sub(last)
-}
-
-// forget drops uid (its resource is going away).
-func (p *pollClock) forget(uid types.UID) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	delete(p.last, uid)
 }

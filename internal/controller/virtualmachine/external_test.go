@@ -41,6 +41,7 @@ import (
 	"github.com/kubemox/provider-proxmox/apis"
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
+	"github.com/kubemox/provider-proxmox/internal/controller/guest"
 	"github.com/kubemox/provider-proxmox/internal/pvesim"
 )
 
@@ -112,7 +113,7 @@ func newFixture(t *testing.T, opts pvesim.Options) *fixture {
 	log := &eventLog{}
 	return &fixture{sim: sim, cl: cl, kube: kube, log: log, conn: &connector{
 		kube: kube, secrets: kube, clients: pve.NewCache(), vmids: pve.NewVMIDAllocator(0), record: log,
-		steadyAge: time.Second, agent: newAgentThrottle(), clock: newPollClock(),
+		steadyAge: time.Second, agentAsked: guest.NewStamps(), observed: guest.NewStamps(),
 	}}
 }
 
@@ -120,7 +121,7 @@ func newFixture(t *testing.T, opts pvesim.Options) *fixture {
 func (f *fixture) external() *external {
 	c := f.conn
 	return &external{kube: c.kube, secrets: c.secrets, cl: f.cl, connection: "default", vmids: c.vmids,
-		record: c.record, steadyAge: c.steadyAge, agent: c.agent, clock: c.clock}
+		record: c.record, steadyAge: c.steadyAge, agentAsked: c.agentAsked, observed: c.observed}
 }
 
 func cloneVM(name string) *v1alpha1.VirtualMachine {
@@ -179,7 +180,7 @@ func (f *fixture) converge(t *testing.T, cr *v1alpha1.VirtualMachine, maxSteps i
 			if _, err := e.Update(ctx, cr); err != nil {
 				t.Fatalf("step %d: Update: %v", step, err)
 			}
-		case isReady(cr):
+		case guest.IsReady(cr):
 			return step
 		}
 		// As the managed reconciler does after a successful step.
@@ -742,8 +743,10 @@ func TestDeletedResourceIsForgotten(t *testing.T) {
 		if _, err := f.external().Observe(context.Background(), cr); err != nil {
 			t.Fatal(err)
 		}
-		_, inClock := f.conn.clock.last[cr.GetUID()]
-		_, inAgent := f.conn.agent.asked[cr.GetUID()]
+		// A forgotten resource has no observation stamp (Since is 0) and its
+		// agent is due at once, however long the throttle.
+		inClock := f.conn.observed.Since(cr.GetUID(), time.Now()) != 0
+		inAgent := !f.conn.agentAsked.Due(cr.GetUID(), time.Now(), time.Hour)
 		if inClock || inAgent {
 			t.Errorf("protected=%v: deleted resource still remembered (poll clock %v, agent throttle %v)", protected, inClock, inAgent)
 		}

@@ -22,7 +22,6 @@ import (
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
@@ -66,8 +65,8 @@ type external struct {
 	vmids      *pve.VMIDAllocator
 	record     event.Recorder
 	steadyAge  time.Duration
-	agent      *agentThrottle
-	clock      *pollClock
+	agentAsked *guest.Stamps
+	observed   *guest.Stamps
 
 	obs *observation
 }
@@ -148,10 +147,6 @@ func mayUpdate(cr *v1alpha1.VirtualMachine) bool {
 	return false
 }
 
-func isReady(cr *v1alpha1.VirtualMachine) bool {
-	return cr.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue
-}
-
 // decide applies the ownership rules of doc.go.
 func decide(cr *v1alpha1.VirtualMachine, vmid int, lock, description string) ownership {
 	me := markerOf(cr)
@@ -180,8 +175,8 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.VirtualMachine) (ma
 	if meta.WasDeleted(cr) {
 		// Per-resource memory goes with the resource, whichever way it is
 		// deleted (protected, lost, or destroyed).
-		e.clock.forget(cr.GetUID())
-		e.agent.reset(cr.GetUID())
+		e.observed.Forget(cr.GetUID())
+		e.agentAsked.Forget(cr.GetUID())
 	}
 	name := meta.GetExternalName(cr)
 	if name == "" {
@@ -197,7 +192,7 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.VirtualMachine) (ma
 		e.record.Event(cr, event.Normal("DeletionProtection", "deletionProtection is set: VM "+name+" is kept in Proxmox VE"))
 		return managed.ExternalObservation{ResourceExists: false}, nil
 	}
-	o := &observation{wasReady: isReady(cr), specChanged: cr.GetCondition(xpv2.TypeSynced).ObservedGeneration != cr.GetGeneration()}
+	o := &observation{wasReady: guest.IsReady(cr), specChanged: cr.GetCondition(xpv2.TypeSynced).ObservedGeneration != cr.GetGeneration()}
 	e.obs = o
 
 	ref, row, found, err := e.locate(ctx, cr, vmid)
@@ -315,12 +310,9 @@ func (e *external) notQEMU(ctx context.Context, cr *v1alpha1.VirtualMachine, vmi
 // first, then, for a VMID missing from that lagging listing, direct reads.
 // found with an empty node means "taken in PVE, place unknown yet".
 func (e *external) locate(ctx context.Context, cr *v1alpha1.VirtualMachine, vmid int) (pve.GuestRef, *pve.Resource, bool, error) {
-	maxAge := busyResourcesAge
 	// A deletion reads a fresh listing and keeps no clock (Observe forgot it).
-	if !meta.WasDeleted(cr) && isReady(cr) && !guest.TaskUnderway(cr.Status.LastTask) {
-		cycle := e.clock.since(cr.GetUID(), time.Now())
-		maxAge = min(max(e.steadyAge, cycle), maxSteadyAgeFactor*e.steadyAge)
-	}
+	settled := !meta.WasDeleted(cr) && guest.IsReady(cr) && !guest.TaskUnderway(cr.Status.LastTask)
+	maxAge := e.observed.ListingAge(cr.GetUID(), settled, e.steadyAge, time.Now())
 	rows, err := e.cl.CachedClusterResources(ctx, maxAge)
 	if err != nil {
 		return pve.GuestRef{}, nil, false, err
@@ -471,7 +463,7 @@ func (e *external) observeAgent(ctx context.Context, cr *v1alpha1.VirtualMachine
 		st.IPAddress = ""
 		return
 	}
-	if st.IPAddress != "" || !pve.AgentEnabled(o.cfg) || !e.agent.due(cr.GetUID(), time.Now()) {
+	if st.IPAddress != "" || !pve.AgentEnabled(o.cfg) || !e.agentAsked.Due(cr.GetUID(), time.Now(), agentRetry) {
 		return
 	}
 	ifs, err := e.cl.AgentNetworkInterfaces(ctx, o.ref)

@@ -52,15 +52,15 @@ func Setup(mgr ctrl.Manager, o controller.Options, clients *pve.Cache) error {
 		poll = time.Minute
 	}
 	c := &connector{
-		kube:      mgr.GetClient(),
-		secrets:   mgr.GetAPIReader(),
-		usage:     resource.NewProviderConfigUsageTracker(mgr.GetClient(), &v1alpha1.ProviderConfigUsage{}),
-		clients:   clients,
-		vmids:     pve.NewVMIDAllocator(0),
-		record:    recorder,
-		steadyAge: poll,
-		agent:     newAgentThrottle(),
-		clock:     newPollClock(),
+		kube:       mgr.GetClient(),
+		secrets:    mgr.GetAPIReader(),
+		usage:      resource.NewProviderConfigUsageTracker(mgr.GetClient(), &v1alpha1.ProviderConfigUsage{}),
+		clients:    clients,
+		vmids:      pve.NewVMIDAllocator(0),
+		record:     recorder,
+		steadyAge:  poll,
+		agentAsked: guest.NewStamps(),
+		observed:   guest.NewStamps(),
 	}
 	opts := []managed.ReconcilerOption{
 		managed.WithTypedExternalConnector[*v1alpha1.VirtualMachine](c),
@@ -72,7 +72,7 @@ func Setup(mgr ctrl.Manager, o controller.Options, clients *pve.Cache) error {
 		managed.WithDeterministicExternalName(true),
 		// Observe confirms absence itself; a lost VMID race retries at once.
 		managed.WithCreationGracePeriod(0),
-		managed.WithPollIntervalHook(pollInterval),
+		managed.WithPollIntervalHook(guest.PollInterval(pollSoon)),
 		managed.WithLogger(o.Logger.WithValues("controller", name)),
 		managed.WithPollInterval(poll),
 		managed.WithRecorder(recorder),
@@ -98,17 +98,14 @@ func Setup(mgr ctrl.Manager, o controller.Options, clients *pve.Cache) error {
 	return b.Complete(ratelimiter.NewReconciler(name, errors.WithSilentRequeueOnConflict(r), o.GlobalRateLimiter))
 }
 
-// pollInterval re-observes a VirtualMachine within seconds while it is not
-// Ready, a task of ours runs, or changes wait for a reboot we may make; after
-// the poll interval otherwise.
-func pollInterval(mg resource.Managed, poll time.Duration) time.Duration {
+// pollSoon reports whether a VirtualMachine is to be observed again within
+// seconds although Ready: a task of ours runs, or changes wait for a reboot
+// we may make.
+func pollSoon(mg resource.Managed) bool {
 	cr, ok := mg.(*v1alpha1.VirtualMachine)
 	if !ok {
-		return poll
+		return false
 	}
 	rebootDue := cr.Spec.MayReboot() && len(cr.Status.PendingChanges) > 0
-	if !isReady(cr) || guest.TaskUnderway(cr.Status.LastTask) || rebootDue {
-		return notReadyPoll
-	}
-	return poll
+	return guest.TaskUnderway(cr.Status.LastTask) || rebootDue
 }

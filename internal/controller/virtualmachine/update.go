@@ -186,7 +186,7 @@ func (e *external) applyPower(ctx context.Context, cr *v1alpha1.VirtualMachine, 
 func (e *external) afterBoot(cr *v1alpha1.VirtualMachine) {
 	cr.Status.Status.IPAddress = ""
 	cr.Status.PendingChanges = nil
-	e.agent.reset(cr.GetUID())
+	e.agentAsked.Forget(cr.GetUID())
 }
 
 func sortedKeys(m map[string]string) []string {
