@@ -49,10 +49,10 @@ func TestRequestMetrics(t *testing.T) {
 	if _, err := c.Verify(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.GuestConfigMap(t.Context(), GuestRef{Node: "pve", VMID: 4242}); err != nil {
+	if _, err := c.GuestConfigMap(t.Context(), GuestRef{Type: QEMU, Node: "pve", VMID: 4242}); err != nil {
 		t.Fatal(err)
 	}
-	_, _ = c.GuestConfigMap(t.Context(), GuestRef{Node: "pve", VMID: 4243}) // no such guest
+	_, _ = c.GuestConfigMap(t.Context(), GuestRef{Type: QEMU, Node: "pve", VMID: 4243}) // no such guest
 
 	s := gatherSamples(t, reg)
 	for _, tc := range []struct {
@@ -136,7 +136,7 @@ func TestTaskMetrics(t *testing.T) {
 	if err := srv.AddGuest(pvesim.GuestSeed{Node: "pve", VMID: 777}); err != nil {
 		t.Fatal(err)
 	}
-	ref := GuestRef{Node: "pve", VMID: 777}
+	ref := GuestRef{Type: QEMU, Node: "pve", VMID: 777}
 	m, reg := newTestMetrics(t)
 	c, _ := simClient(t, srv, withMetrics(m, "lab"))
 

@@ -14,14 +14,31 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 )
 
-// GuestRef locates a QEMU guest: its VMID and the node it lives on now.
+// GuestType is the kind of guest a VMID holds, as PVE names it in its paths
+// (/nodes/{node}/qemu/{vmid}, /nodes/{node}/lxc/{vmid}) and in the type of a
+// /cluster/resources row.
+type GuestType string
+
+// The guest types PVE knows.
+const (
+	QEMU GuestType = "qemu"
+	LXC  GuestType = "lxc"
+)
+
+// GuestRef locates a guest: its type, its VMID and the node it lives on now.
 type GuestRef struct {
+	Type GuestType
 	Node string
 	VMID int
 }
 
+// collection is the path the guests of this type on this node live under.
+func (r GuestRef) collection() string {
+	return "/nodes/" + url.PathEscape(r.Node) + "/" + string(r.Type)
+}
+
 func (r GuestRef) path(suffix string) string {
-	return "/nodes/" + url.PathEscape(r.Node) + "/qemu/" + strconv.Itoa(r.VMID) + suffix
+	return r.collection() + "/" + strconv.Itoa(r.VMID) + suffix
 }
 
 func (r GuestRef) String() string { return r.Node + "/" + strconv.Itoa(r.VMID) }
@@ -215,17 +232,17 @@ func (c *Client) CloneGuest(ctx context.Context, src GuestRef, o CloneOptions) (
 	return c.startedTask(raw)
 }
 
-// CreateGuest starts creating a QEMU guest from raw PVE keys (vmid is added)
-// and returns the task's UPID.
-func (c *Client) CreateGuest(ctx context.Context, node string, vmid int, params map[string]string) (string, error) {
+// CreateGuest starts creating the guest ref names (its type, node and
+// VMID) from raw PVE keys (vmid is added) and returns the task's UPID.
+func (c *Client) CreateGuest(ctx context.Context, ref GuestRef, params map[string]string) (string, error) {
 	p := make(map[string]string, len(params)+1)
 	for k, v := range params {
 		p[k] = v
 	}
-	p["vmid"] = strconv.Itoa(vmid)
+	p["vmid"] = strconv.Itoa(ref.VMID)
 	var raw json.RawMessage
-	if err := c.API().Post(ctx, "/nodes/"+url.PathEscape(node)+"/qemu", p, &raw); err != nil {
-		return "", errors.Wrapf(err, "cannot create VM %d on node %s", vmid, node)
+	if err := c.API().Post(ctx, ref.collection(), p, &raw); err != nil {
+		return "", errors.Wrapf(err, "cannot create %s guest %d on node %s", ref.Type, ref.VMID, ref.Node)
 	}
 	return c.startedTask(raw)
 }

@@ -34,7 +34,7 @@ func TestGuestLifecycle(t *testing.T) {
 	if err := sim.AddTemplate("pve", 9000, "tpl"); err != nil {
 		t.Fatal(err)
 	}
-	src := GuestRef{Node: "pve", VMID: 9000}
+	src := GuestRef{Type: QEMU, Node: "pve", VMID: 9000}
 	upid, err := c.CloneGuest(ctx, src, CloneOptions{NewID: 120, Name: "web", Description: "notes\nmarker", Full: true, Storage: "local-lvm"})
 	if err != nil || !strings.HasPrefix(upid, "UPID:pve:") {
 		t.Fatalf("CloneGuest = %q, %v", upid, err)
@@ -45,7 +45,7 @@ func TestGuestLifecycle(t *testing.T) {
 	if _, err := c.CloneGuest(ctx, src, CloneOptions{NewID: 120, Full: true}); !IsAlreadyExists(err) {
 		t.Errorf("second clone to 120: %v, want already exists", err)
 	}
-	ref := GuestRef{Node: "pve", VMID: 120}
+	ref := GuestRef{Type: QEMU, Node: "pve", VMID: 120}
 	cfg, err := c.GuestPending(ctx, ref)
 	if err != nil {
 		t.Fatal(err)

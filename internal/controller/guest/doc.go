@@ -18,6 +18,9 @@ limitations under the License.
 // (VirtualMachine now; Container and the template kinds next): following the
 // PVE tasks a controller starts and the quiet retry when PVE says the guest
 // is locked (task.go); the per-resource poll clock, the listing age it
-// allows and the poll-interval hook (pollclock.go). A kind's controller keeps only what is its own: the
+// allows and the poll-interval hook (pollclock.go); a guest's identity, its
+// VMID stored before any create plus the ownership marker in its
+// description, with the rules that find, claim and give up a VMID
+// (identity.go, marker.go). A kind's controller keeps only what is its own: the
 // spec it translates and the steps it takes.
 package guest

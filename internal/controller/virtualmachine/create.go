@@ -42,7 +42,7 @@ func (e *external) Create(ctx context.Context, cr *v1alpha1.VirtualMachine) (man
 		return managed.ExternalCreation{}, err
 	}
 	for attempt := 0; attempt < maxCreateAttempts; attempt++ {
-		vmid, fresh, err := e.claimVMID(ctx, cr)
+		vmid, fresh, err := e.identity().Claim(ctx, cr)
 		if err != nil {
 			return managed.ExternalCreation{}, err
 		}
@@ -60,8 +60,8 @@ func (e *external) Create(ctx context.Context, cr *v1alpha1.VirtualMachine) (man
 		case pve.IsAlreadyExists(err):
 			// PVE refused atomically, and we never asked for this VMID
 			// before: nothing of ours exists at vmid.
-			e.record.Event(cr, event.Normal("VMIDTaken", "VMID "+strconv.Itoa(vmid)+" is taken; picking another"))
-			forgetExternalName(cr)
+			e.record.Event(cr, event.Normal(guest.ReasonVMIDTaken, "VMID "+strconv.Itoa(vmid)+" is taken; picking another"))
+			guest.ForgetExternalName(cr)
 		case pve.IsLocked(err):
 			// The template is busy (another clone): try again after the
 			// reconciler's backoff, without an error condition.
@@ -74,40 +74,14 @@ func (e *external) Create(ctx context.Context, cr *v1alpha1.VirtualMachine) (man
 	return managed.ExternalCreation{}, errors.Errorf("gave up after %d VMIDs that were taken", maxCreateAttempts)
 }
 
-// forgetExternalName drops the VMID and the create task recorded for it.
-func forgetExternalName(cr *v1alpha1.VirtualMachine) {
-	meta.RemoveAnnotations(cr, meta.AnnotationKeyExternalName, guest.AnnotationCreateTask)
-}
-
-// claimVMID returns the resource's VMID, picking one and storing it on the
-// resource first when it has none (fresh): no PVE call ever uses a VMID that
-// is not already recorded on the resource.
-func (e *external) claimVMID(ctx context.Context, cr *v1alpha1.VirtualMachine) (vmid int, fresh bool, err error) {
-	if vmid, ok := vmidOf(meta.GetExternalName(cr)); ok {
-		e.vmids.Hold(e.connection, vmid)
-		return vmid, false, nil
-	}
-	vmid, err = e.vmids.Next(ctx, e.cl, e.connection)
-	if err != nil {
-		return 0, false, err
-	}
-	meta.SetExternalName(cr, strconv.Itoa(vmid))
-	if err := e.kube.Update(ctx, cr); err != nil {
-		forgetExternalName(cr)
-		e.vmids.Release(e.connection, vmid)
-		return 0, false, errors.Wrap(err, "cannot record the picked VMID on the resource")
-	}
-	return vmid, true, nil
-}
-
 // startCreate clones the template or creates from scratch at vmid.
 func (e *external) startCreate(ctx context.Context, cr *v1alpha1.VirtualMachine, want desired, vmid int) (string, error) {
-	description := withMarker("", markerOf(cr))
+	description := guest.WithMarker("", guest.MarkerOf(cr))
 	if want.Source == "" {
 		if cr.Spec.Template != nil {
 			e.record.Event(cr, event.Normal("CreatingFromScratch", "spec.template has no name: creating the VM from scratch with its hardware"))
 		}
-		upid, err := e.cl.CreateGuest(ctx, want.Node, vmid, want.Spec.CreateParams(description))
+		upid, err := e.cl.CreateGuest(ctx, pve.GuestRef{Type: pve.QEMU, Node: want.Node, VMID: vmid}, want.Spec.CreateParams(description))
 		if err == nil {
 			e.record.Event(cr, event.Normal("Creating", "creating VM "+strconv.Itoa(vmid)+" on node "+want.Node))
 		}
@@ -140,8 +114,8 @@ func (e *external) findTemplate(ctx context.Context, name, node string) (pve.Gue
 	}
 	var found []pve.GuestRef
 	for _, r := range rows {
-		if r.Template && r.Name == name && (r.Type == "" || r.Type == "qemu") {
-			found = append(found, pve.GuestRef{Node: r.Node, VMID: r.VMID})
+		if r.Template && r.Name == name && (r.Type == "" || r.Type == string(pve.QEMU)) {
+			found = append(found, pve.GuestRef{Type: pve.QEMU, Node: r.Node, VMID: r.VMID})
 		}
 	}
 	if len(found) == 0 {

@@ -18,7 +18,6 @@ package virtualmachine
 
 import (
 	"context"
-	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -172,13 +171,4 @@ func passwordNeedsApply(cr *v1alpha1.VirtualMachine, pw *password) bool {
 		return applied.SecretResourceVersion != pw.Version.SecretResourceVersion
 	}
 	return applied.Generation != pw.Version.Generation
-}
-
-// vmidOf parses the external name.
-func vmidOf(name string) (int, bool) {
-	id, err := strconv.Atoi(name)
-	if err != nil || id < 100 || id > 999999999 {
-		return 0, false
-	}
-	return id, true
 }

@@ -201,7 +201,7 @@ func TestCreateClonePersistsVMIDFirstAndConverges(t *testing.T) {
 	f.store(t, cr, true)
 	f.converge(t, cr, 20)
 
-	vmid, ok := vmidOf(meta.GetExternalName(cr))
+	vmid, ok := guest.VMIDOf(meta.GetExternalName(cr))
 	if !ok {
 		t.Fatalf("external name %q is not a VMID", meta.GetExternalName(cr))
 	}
@@ -222,7 +222,7 @@ func TestCreateClonePersistsVMIDFirstAndConverges(t *testing.T) {
 	if !strings.Contains(g.Config["scsi0"], "size=20G") {
 		t.Errorf("scsi0 not grown: %s", g.Config["scsi0"])
 	}
-	if m, ok := parseMarker(g.Config["description"]); !ok || m != markerOf(cr) {
+	if m, ok := guest.ParseMarker(g.Config["description"]); !ok || m != guest.MarkerOf(cr) {
 		t.Errorf("marker = %+v %v", m, ok)
 	}
 	for _, r := range []string{"Cloning", "Configured", "Resized", "Started"} {
@@ -252,7 +252,7 @@ func TestCreateScratchWithCloudInit(t *testing.T) {
 	}
 	f.store(t, cr, true)
 	f.converge(t, cr, 20)
-	vmid, _ := vmidOf(meta.GetExternalName(cr))
+	vmid, _ := guest.VMIDOf(meta.GetExternalName(cr))
 	g, _ := f.sim.Guest(vmid)
 	if g.Config["ciuser"] != "ubuntu" || g.Config["ipconfig0"] != "ip=dhcp" || g.Config["nameserver"] != "1.1.1.1" {
 		t.Errorf("cloud-init keys not set: %v", g.Config)
@@ -408,7 +408,7 @@ func TestUpdateCorrectsDriftWithWarning(t *testing.T) {
 	cr := cloneVM("drift")
 	f.store(t, cr, true)
 	f.converge(t, cr, 20)
-	vmid, _ := vmidOf(meta.GetExternalName(cr))
+	vmid, _ := guest.VMIDOf(meta.GetExternalName(cr))
 	mac := f.mac(t, vmid)
 	if err := f.sim.SetGuestConfig(vmid, "cores", "1"); err != nil {
 		t.Fatal(err)
@@ -449,7 +449,7 @@ func TestDeleteShutsDownThenDestroys(t *testing.T) {
 	cr := cloneVM("gone")
 	f.store(t, cr, true)
 	f.converge(t, cr, 20)
-	vmid, _ := vmidOf(meta.GetExternalName(cr))
+	vmid, _ := guest.VMIDOf(meta.GetExternalName(cr))
 	now := metav1.Now()
 	cr.DeletionTimestamp = &now
 	ctx := context.Background()
@@ -507,7 +507,7 @@ func TestPendingChangeAppliedByOneReboot(t *testing.T) {
 	cr := cloneVM("reboot")
 	f.store(t, cr, true)
 	f.converge(t, cr, 60)
-	vmid, _ := vmidOf(meta.GetExternalName(cr))
+	vmid, _ := guest.VMIDOf(meta.GetExternalName(cr))
 	cr.Spec.Template.Cores = 8
 	cr.Generation++
 	f.converge(t, cr, 200)
@@ -532,7 +532,7 @@ func TestRebootPolicyNeverReportsPendingKeys(t *testing.T) {
 	cr.Spec.RebootPolicy = v1alpha1.RebootPolicyNever
 	f.store(t, cr, true)
 	f.converge(t, cr, 30)
-	vmid, _ := vmidOf(meta.GetExternalName(cr))
+	vmid, _ := guest.VMIDOf(meta.GetExternalName(cr))
 	cr.Spec.Template.Cores = 6
 	cr.Generation++
 	f.converge(t, cr, 30)
@@ -595,7 +595,7 @@ func TestImportThenManageWritesMarker(t *testing.T) {
 		t.Fatal(err)
 	}
 	g, _ := f.sim.Guest(610)
-	if g.Config["description"] != "owned by ops\n"+markerOf(cr).String() {
+	if g.Config["description"] != "owned by ops\n"+guest.MarkerOf(cr).String() {
 		t.Errorf("description = %q", g.Config["description"])
 	}
 	obs, err = f.external().Observe(context.Background(), cr)
@@ -614,7 +614,7 @@ func TestMigratedVMIsFollowed(t *testing.T) {
 	cr := cloneVM("mig")
 	f.store(t, cr, true)
 	f.converge(t, cr, 30)
-	vmid, _ := vmidOf(meta.GetExternalName(cr))
+	vmid, _ := guest.VMIDOf(meta.GetExternalName(cr))
 	if err := f.sim.MigrateGuest(vmid, "othernode"); err != nil {
 		t.Fatal(err)
 	}
@@ -652,7 +652,7 @@ func TestCloudInitChangeOnRunningVMReboots(t *testing.T) {
 	cr.Spec.Template.CloudInitConfig.User = "second"
 	cr.Generation++
 	f.converge(t, cr, 100)
-	vmid, _ := vmidOf(meta.GetExternalName(cr))
+	vmid, _ := guest.VMIDOf(meta.GetExternalName(cr))
 	g, _ := f.sim.Guest(vmid)
 	if g.Config["ciuser"] != "second" || g.Status != "running" {
 		t.Errorf("ciuser=%s status=%s", g.Config["ciuser"], g.Status)
@@ -674,7 +674,7 @@ func TestLinkedClone(t *testing.T) {
 	cr.Spec.Template.Disk = nil // a linked clone keeps the template's disk
 	f.store(t, cr, true)
 	f.converge(t, cr, 30)
-	vmid, _ := vmidOf(meta.GetExternalName(cr))
+	vmid, _ := guest.VMIDOf(meta.GetExternalName(cr))
 	g, _ := f.sim.Guest(vmid)
 	if !strings.Contains(g.Config["scsi0"], "base-9000-disk") {
 		t.Errorf("scsi0 = %q, want a volume linked to the template's base disk", g.Config["scsi0"])

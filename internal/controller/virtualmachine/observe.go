@@ -36,25 +36,6 @@ import (
 	"github.com/kubemox/provider-proxmox/internal/controller/guest"
 )
 
-// ownership is Observe's verdict on the guest at the resource's VMID.
-type ownership int
-
-const (
-	// ownMine: our marker with this resource's UID.
-	ownMine ownership = iota
-	// ownMineNewUID: our marker for this namespace/name, another UID (the
-	// object was restored or moved): adopt and rewrite the UID.
-	ownMineNewUID
-	// ownInProgress: locked create/clone and no marker yet.
-	ownInProgress
-	// ownImported: no marker, and the user set the external name.
-	ownImported
-	// ownLostRace: not ours, and we picked the VMID: pick another.
-	ownLostRace
-	// ownConflict: not ours and we cannot safely forget the VMID.
-	ownConflict
-)
-
 // external is the client of one reconcile. Observe leaves what it saw in obs
 // for Update and Delete of the same reconcile.
 type external struct {
@@ -75,7 +56,7 @@ type external struct {
 type observation struct {
 	ref         pve.GuestRef
 	cfg         pve.GuestConfig
-	own         ownership
+	own         guest.Ownership
 	want        desired
 	plan        pve.VMPlan
 	locked      string
@@ -108,6 +89,11 @@ func (e *external) guestStatus(ctx context.Context, o *observation) (pve.GuestSt
 	return st, nil
 }
 
+// identity is how this reconcile finds, claims and gives up QEMU VMIDs.
+func (e *external) identity() guest.Identity {
+	return guest.Identity{Kube: e.kube, Client: e.cl, Connection: e.connection, VMIDs: e.vmids, Record: e.record, Type: pve.QEMU, Noun: "VM"}
+}
+
 // Disconnect implements managed.TypedExternalClient.
 func (e *external) Disconnect(context.Context) error { return nil }
 
@@ -117,24 +103,12 @@ func (o *observation) busy() bool { return o.locked != "" || o.taskRunning }
 // actionable reports whether Update and Delete may act on what Observe saw:
 // an owned guest placed on a node, with nothing under way.
 func (o *observation) actionable() bool {
-	return o != nil && o.ref.Node != "" && o.own != ownInProgress && !o.busy()
+	return o != nil && o.ref.Node != "" && o.own != guest.InProgress && !o.busy()
 }
 
 // converged reports whether the guest needs no change (refusals aside).
 func (o *observation) converged() bool {
 	return o.plan.Empty() && !o.needMarker && !o.needPass && !o.needStart && !o.needReboot
-}
-
-func markerOf(cr *v1alpha1.VirtualMachine) marker {
-	return marker{Namespace: cr.GetNamespace(), Name: cr.GetName(), UID: string(cr.GetUID())}
-}
-
-// userSetExternalName reports whether the external name came from a user:
-// we only ever write it inside Create, after the reconciler wrote the
-// create-pending annotation.
-func userSetExternalName(cr *v1alpha1.VirtualMachine) bool {
-	_, pending := cr.GetAnnotations()[meta.AnnotationKeyExternalCreatePending]
-	return meta.GetExternalName(cr) != "" && !pending
 }
 
 // mayUpdate reports whether the policies let the provider change the guest.
@@ -145,29 +119,6 @@ func mayUpdate(cr *v1alpha1.VirtualMachine) bool {
 		}
 	}
 	return false
-}
-
-// decide applies the ownership rules of doc.go.
-func decide(cr *v1alpha1.VirtualMachine, vmid int, lock, description string) ownership {
-	me := markerOf(cr)
-	m, has := parseMarker(description)
-	switch {
-	case has && m == me:
-		return ownMine
-	case has && m.sameObject(me):
-		return ownMineNewUID
-	case !has && (lock == "clone" || lock == "create"):
-		return ownInProgress
-	case userSetExternalName(cr) && !has:
-		return ownImported
-	case userSetExternalName(cr):
-		return ownConflict
-	case int(cr.Status.VMID) == vmid:
-		// We saw our marker here before: it vanished (edited away). Never
-		// risk a second guest by forgetting the VMID.
-		return ownConflict
-	}
-	return ownLostRace
 }
 
 // Observe implements managed.TypedExternalClient.
@@ -182,7 +133,7 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.VirtualMachine) (ma
 	if name == "" {
 		return managed.ExternalObservation{ResourceExists: false}, nil
 	}
-	vmid, ok := vmidOf(name)
+	vmid, ok := guest.VMIDOf(name)
 	if !ok {
 		return managed.ExternalObservation{}, errors.Errorf("external name %q is not a VMID", name)
 	}
@@ -195,13 +146,14 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.VirtualMachine) (ma
 	o := &observation{wasReady: guest.IsReady(cr), specChanged: cr.GetCondition(xpv2.TypeSynced).ObservedGeneration != cr.GetGeneration()}
 	e.obs = o
 
-	ref, row, found, err := e.locate(ctx, cr, vmid)
-	if err != nil || !found {
-		return managed.ExternalObservation{ResourceExists: found && err == nil}, err
+	loc, err := e.locate(ctx, cr, vmid)
+	if err != nil || !loc.Found {
+		return managed.ExternalObservation{ResourceExists: loc.Found && err == nil}, err
 	}
-	o.ref = ref
-	if row != nil && row.Type != "" && row.Type != "qemu" {
-		return e.notQEMU(ctx, cr, vmid, row.Type)
+	ref, row := loc.Ref, loc.Row
+	o.ref, o.current = ref, loc.Status // a direct read found the guest this reconcile observes
+	if row != nil && row.Type != "" && row.Type != string(pve.QEMU) {
+		return e.identity().WrongType(ctx, cr, int(cr.Status.VMID), vmid, row.Type)
 	}
 	if ref.Node == "" {
 		// Taken cluster-wide but not placed yet in our view: wait.
@@ -210,7 +162,7 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.VirtualMachine) (ma
 	}
 	cfg, err := e.cl.GuestPending(ctx, ref)
 	if pve.IsGuestNotFound(err) {
-		return e.vanished(ctx, cr, vmid)
+		return e.identity().Vanished(ctx, cr, vmid)
 	}
 	if err != nil {
 		return managed.ExternalObservation{}, err
@@ -220,8 +172,8 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.VirtualMachine) (ma
 	if o.locked == "" && row != nil {
 		o.locked = row.Lock
 	}
-	o.own = decide(cr, vmid, o.locked, pve.Description(cfg))
-	if o.own == ownLostRace && o.locked == "" {
+	o.own = guest.Decide(cr, int(cr.Status.VMID), vmid, o.locked, pve.Description(cfg))
+	if o.own == guest.LostRace && o.locked == "" {
 		// Forgetting the VMID is the one irreversible verdict: confirm the
 		// guest is not our clone still in progress with status/current,
 		// which always carries the lock.
@@ -230,22 +182,22 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.VirtualMachine) (ma
 			return managed.ExternalObservation{}, err
 		}
 		o.locked = st.Lock
-		o.own = decide(cr, vmid, o.locked, pve.Description(cfg))
+		o.own = guest.Decide(cr, int(cr.Status.VMID), vmid, o.locked, pve.Description(cfg))
 	}
 	switch o.own {
-	case ownInProgress:
+	case guest.InProgress:
 		cr.SetConditions(xpv2.Creating().WithMessage("Proxmox VE is creating VM " + name))
 		return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, nil
-	case ownLostRace:
-		return e.lostRace(ctx, cr, vmid)
-	case ownConflict:
+	case guest.LostRace:
+		return e.identity().LostRace(ctx, cr, vmid)
+	case guest.Conflict:
 		if meta.WasDeleted(cr) {
 			return managed.ExternalObservation{ResourceExists: false}, nil
 		}
-		return managed.ExternalObservation{}, errors.Errorf("VM %d does not carry this resource's marker (%q): refusing to manage or recreate it", vmid, markerOf(cr).String())
-	case ownMine, ownMineNewUID:
-		cr.Status.VMID = int32(vmid) //nolint:gosec // vmidOf bounds it
-	case ownImported:
+		return managed.ExternalObservation{}, errors.Errorf("VM %d does not carry this resource's marker (%q): refusing to manage or recreate it", vmid, guest.MarkerOf(cr).String())
+	case guest.Mine, guest.MineNewUID:
+		cr.Status.VMID = int32(vmid) //nolint:gosec // guest.VMIDOf bounds it
+	case guest.Imported:
 		// The user's external name is the VMID; the guest is observed below like
 		// our own and gets our marker when updates are allowed (needMarker).
 	}
@@ -273,7 +225,7 @@ func (e *external) observeOwned(ctx context.Context, cr *v1alpha1.VirtualMachine
 	o.running = running
 	manage := mayUpdate(cr)
 	o.plan = pve.Diff(want.Spec, o.cfg)
-	o.needMarker = manage && (o.own == ownMineNewUID || o.own == ownImported)
+	o.needMarker = manage && (o.own == guest.MineNewUID || o.own == guest.Imported)
 	o.needPass = passwordNeedsApply(cr, want.Password)
 	o.pendingKeys = e.pendingKeys(ctx, cr, o)
 	o.needStart = want.Running && !running && !rebootUnderway(cr)
@@ -294,99 +246,13 @@ func (e *external) observeOwned(ctx context.Context, cr *v1alpha1.VirtualMachine
 	}, nil
 }
 
-// notQEMU handles a container (or other guest) at the VMID: a race lost if
-// we picked the VMID, a user error otherwise.
-func (e *external) notQEMU(ctx context.Context, cr *v1alpha1.VirtualMachine, vmid int, kind string) (managed.ExternalObservation, error) {
-	if !userSetExternalName(cr) && int(cr.Status.VMID) != vmid {
-		return e.lostRace(ctx, cr, vmid)
-	}
-	if meta.WasDeleted(cr) {
-		return managed.ExternalObservation{ResourceExists: false}, nil
-	}
-	return managed.ExternalObservation{}, errors.Errorf("VMID %d is a %s guest, not a QEMU VM", vmid, kind)
-}
-
-// locate finds the node of vmid: the connection's /cluster/resources view
-// first, then, for a VMID missing from that lagging listing, direct reads.
-// found with an empty node means "taken in PVE, place unknown yet".
-func (e *external) locate(ctx context.Context, cr *v1alpha1.VirtualMachine, vmid int) (pve.GuestRef, *pve.Resource, bool, error) {
+// locate finds the node of vmid, accepting a listing as old as the
+// resource's poll cycle once it is settled.
+func (e *external) locate(ctx context.Context, cr *v1alpha1.VirtualMachine, vmid int) (guest.Location, error) {
 	// A deletion reads a fresh listing and keeps no clock (Observe forgot it).
 	settled := !meta.WasDeleted(cr) && guest.IsReady(cr) && !guest.TaskUnderway(cr.Status.LastTask)
 	maxAge := e.observed.ListingAge(cr.GetUID(), settled, e.steadyAge, time.Now())
-	rows, err := e.cl.CachedClusterResources(ctx, maxAge)
-	if err != nil {
-		return pve.GuestRef{}, nil, false, err
-	}
-	for i := range rows {
-		if rows[i].VMID != vmid {
-			continue
-		}
-		return pve.GuestRef{Node: rows[i].Node, VMID: vmid}, &rows[i], true, nil
-	}
-	return e.confirm(ctx, cr, vmid)
-}
-
-// confirm checks a VMID the listing does not show: on the node we expect,
-// then in PVE's cluster-wide VMID list, before calling it absent.
-func (e *external) confirm(ctx context.Context, cr *v1alpha1.VirtualMachine, vmid int) (pve.GuestRef, *pve.Resource, bool, error) {
-	for _, node := range candidateNodes(cr) {
-		ref := pve.GuestRef{Node: node, VMID: vmid}
-		st, err := e.cl.GuestStatus(ctx, ref)
-		if err == nil {
-			if e.obs != nil {
-				e.obs.current = &st // the guest found is the one this reconcile observes
-			}
-			return ref, nil, true, nil
-		}
-		if !pve.IsGuestNotFound(err) {
-			return pve.GuestRef{}, nil, false, err
-		}
-	}
-	inUse, err := e.cl.VMIDInUse(ctx, vmid)
-	if err != nil {
-		return pve.GuestRef{}, nil, false, err
-	}
-	return pve.GuestRef{VMID: vmid}, nil, inUse, nil
-}
-
-func candidateNodes(cr *v1alpha1.VirtualMachine) []string {
-	var nodes []string
-	if n := cr.Status.Status.Node; n != "" {
-		nodes = append(nodes, n)
-	}
-	if n := cr.Spec.NodeName; n != "" && (len(nodes) == 0 || nodes[0] != n) {
-		nodes = append(nodes, n)
-	}
-	return nodes
-}
-
-// vanished handles a guest the listing showed but its node no longer has:
-// migrated, or destroyed. Only PVE's VMID list can tell.
-func (e *external) vanished(ctx context.Context, cr *v1alpha1.VirtualMachine, vmid int) (managed.ExternalObservation, error) {
-	inUse, err := e.cl.VMIDInUse(ctx, vmid)
-	if err != nil {
-		return managed.ExternalObservation{}, err
-	}
-	if inUse {
-		cr.SetConditions(xpv2.Unavailable().WithMessage("VM " + strconv.Itoa(vmid) + " is moving between nodes"))
-		return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, nil
-	}
-	return managed.ExternalObservation{ResourceExists: false}, nil
-}
-
-// lostRace forgets a VMID someone else's guest took before ours was made,
-// persisting that at once (Observe persists only status otherwise), so the
-// next Create picks another VMID.
-func (e *external) lostRace(ctx context.Context, cr *v1alpha1.VirtualMachine, vmid int) (managed.ExternalObservation, error) {
-	if meta.WasDeleted(cr) {
-		return managed.ExternalObservation{ResourceExists: false}, nil
-	}
-	e.record.Event(cr, event.Normal("VMIDTaken", "VMID "+strconv.Itoa(vmid)+" was taken by another guest before ours was created; picking another"))
-	forgetExternalName(cr)
-	if err := e.kube.Update(ctx, cr); err != nil {
-		return managed.ExternalObservation{}, errors.Wrap(err, "cannot forget a VMID taken by another guest")
-	}
-	return managed.ExternalObservation{ResourceExists: false}, nil
+	return e.identity().Locate(ctx, vmid, maxAge, guest.CandidateNodes(cr.Status.Status.Node, cr.Spec.NodeName))
 }
 
 // refreshTask follows the last task we started while it runs.
@@ -480,7 +346,7 @@ func (e *external) observeAgent(ctx context.Context, cr *v1alpha1.VirtualMachine
 
 func (e *external) fillStatus(cr *v1alpha1.VirtualMachine, o *observation, row *pve.Resource) {
 	st := &cr.Status.Status
-	st.ID = int32(o.ref.VMID) //nolint:gosec // bounded by vmidOf
+	st.ID = int32(o.ref.VMID) //nolint:gosec // bounded by guest.VMIDOf
 	st.Node = o.ref.Node
 	st.State = "stopped"
 	if o.running {

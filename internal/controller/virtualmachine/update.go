@@ -59,7 +59,7 @@ func (e *external) applyConfig(ctx context.Context, cr *v1alpha1.VirtualMachine,
 		set[k] = v
 	}
 	if o.needMarker {
-		set["description"] = withMarker(pve.Description(o.cfg), markerOf(cr))
+		set["description"] = guest.WithMarker(pve.Description(o.cfg), guest.MarkerOf(cr))
 	}
 	if o.needPass {
 		set["cipassword"] = o.want.Password.Value

@@ -132,7 +132,7 @@ func ownedAs(t *testing.T, f *fixture, cr *v1alpha1.VirtualMachine, running bool
 	cr.SetConditions(xpv2.Available().WithObservedGeneration(1), xpv2.ReconcileSuccess().WithObservedGeneration(1))
 	base := map[string]string{
 		"name": cr.Spec.Name, "cores": "4", "sockets": "1", "memory": "4096", "scsi0": "local-lvm:20",
-		"net0": "virtio,bridge=vmbr0", "description": markerOf(cr).String(),
+		"net0": "virtio,bridge=vmbr0", "description": guest.MarkerOf(cr).String(),
 	}
 	for k, v := range cfg {
 		if v == "" {
@@ -191,7 +191,7 @@ func TestCreate(t *testing.T) {
 		"clone: VMID stored on the resource, then cloned with our marker": {
 			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine { return pending(t, f, cloneVM("web")) },
 			want: verbWant{events: []string{"Cloning"}, noEvents: []string{"VMIDTaken"}, pve: func(t *testing.T, f *fixture, cr *v1alpha1.VirtualMachine) {
-				vmid, ok := vmidOf(meta.GetExternalName(cr))
+				vmid, ok := guest.VMIDOf(meta.GetExternalName(cr))
 				if !ok {
 					t.Fatalf("external name %q is not a VMID", meta.GetExternalName(cr))
 				}
@@ -199,7 +199,7 @@ func TestCreate(t *testing.T) {
 					t.Errorf("stored external name = %q, want %d", got, vmid)
 				}
 				g := f.guest(t, vmid)
-				if m, ok := parseMarker(g.Config["description"]); !ok || m != markerOf(cr) {
+				if m, ok := guest.ParseMarker(g.Config["description"]); !ok || m != guest.MarkerOf(cr) {
 					t.Errorf("marker = %+v %v in %q", m, ok, g.Config["description"])
 				}
 				if g.Config["name"] != "web" || !strings.Contains(g.Config["scsi0"], "vm-"+strconv.Itoa(vmid)+"-disk") {
@@ -218,7 +218,7 @@ func TestCreate(t *testing.T) {
 				return pending(t, f, cr)
 			},
 			want: verbWant{events: []string{"Cloning"}, pve: func(t *testing.T, f *fixture, cr *v1alpha1.VirtualMachine) {
-				vmid, _ := vmidOf(meta.GetExternalName(cr))
+				vmid, _ := guest.VMIDOf(meta.GetExternalName(cr))
 				if g := f.guest(t, vmid); !strings.Contains(g.Config["scsi0"], "base-9000-disk") {
 					t.Errorf("scsi0 = %q, want linked to the template's base disk", g.Config["scsi0"])
 				}
@@ -231,7 +231,7 @@ func TestCreate(t *testing.T) {
 				return pending(t, f, cr)
 			},
 			want: verbWant{events: []string{"CreatingFromScratch", "Creating"}, noEvents: []string{"Cloning"}, pve: func(t *testing.T, f *fixture, cr *v1alpha1.VirtualMachine) {
-				vmid, _ := vmidOf(meta.GetExternalName(cr))
+				vmid, _ := guest.VMIDOf(meta.GetExternalName(cr))
 				g := f.guest(t, vmid)
 				if g.Config["cores"] != "4" || g.Config["memory"] != "4096" || !strings.Contains(g.Config["scsi0"], "size=20G") {
 					t.Errorf("hardware not created: %v", g.Config)
@@ -248,7 +248,7 @@ func TestCreate(t *testing.T) {
 				return pending(t, f, cr)
 			},
 			want: verbWant{events: []string{"Creating"}, noEvents: []string{"CreatingFromScratch", "Cloning"}, pve: func(t *testing.T, f *fixture, cr *v1alpha1.VirtualMachine) {
-				vmid, _ := vmidOf(meta.GetExternalName(cr))
+				vmid, _ := guest.VMIDOf(meta.GetExternalName(cr))
 				if g := f.guest(t, vmid); g.Config["ciuser"] != "ubuntu" || g.Config["ipconfig0"] != "ip=dhcp" {
 					t.Errorf("cloud-init not set at creation: %v", g.Config)
 				}
@@ -264,7 +264,7 @@ func TestCreate(t *testing.T) {
 				if got := meta.GetExternalName(cr); got != "750" {
 					t.Errorf("external name = %q, want the stored 750", got)
 				}
-				if m, ok := parseMarker(f.guest(t, 750).Config["description"]); !ok || m != markerOf(cr) {
+				if m, ok := guest.ParseMarker(f.guest(t, 750).Config["description"]); !ok || m != guest.MarkerOf(cr) {
 					t.Errorf("guest 750 is not ours: %+v", m)
 				}
 			}},
@@ -298,7 +298,7 @@ func TestCreate(t *testing.T) {
 				return cr
 			},
 			want: verbWant{events: []string{"Cloning"}, noEvents: []string{"VMIDTaken"}, pve: func(t *testing.T, f *fixture, cr *v1alpha1.VirtualMachine) {
-				vmid, _ := vmidOf(meta.GetExternalName(cr))
+				vmid, _ := guest.VMIDOf(meta.GetExternalName(cr))
 				if vmid != firstVMID(cr) {
 					t.Errorf("VMID %d picked, want %d kept: a failed task alone never gives a VMID up", vmid, firstVMID(cr))
 				}
@@ -323,7 +323,7 @@ func TestCreate(t *testing.T) {
 				if n := f.sim.Counters().ByEndpoint["POST /nodes/{node}/qemu/{vmid}/clone"]; n != 0 {
 					t.Errorf("%d clone requests sent while the first clone task runs, want 0", n)
 				}
-				if got, _ := vmidOf(meta.GetExternalName(cr)); got != firstVMID(cr) || cr.GetAnnotations()[guest.AnnotationCreateTask] == "" {
+				if got, _ := guest.VMIDOf(meta.GetExternalName(cr)); got != firstVMID(cr) || cr.GetAnnotations()[guest.AnnotationCreateTask] == "" {
 					t.Errorf("external name %q, task %q: want VMID %d and the running task kept", meta.GetExternalName(cr), cr.GetAnnotations()[guest.AnnotationCreateTask], firstVMID(cr))
 				}
 			}},
@@ -335,7 +335,7 @@ func TestCreate(t *testing.T) {
 				return cr
 			},
 			want: verbWant{err: "storage 'local-lvm' is full", noEvents: []string{"VMIDTaken"}, pve: func(t *testing.T, f *fixture, cr *v1alpha1.VirtualMachine) {
-				if got, _ := vmidOf(meta.GetExternalName(cr)); got != firstVMID(cr) {
+				if got, _ := guest.VMIDOf(meta.GetExternalName(cr)); got != firstVMID(cr) {
 					t.Errorf("external name = %q, want the VMID %d kept", meta.GetExternalName(cr), firstVMID(cr))
 				}
 				if cr.GetAnnotations()[guest.AnnotationCreateTask] != "" {
@@ -516,7 +516,7 @@ func TestUpdate(t *testing.T) {
 		"pending change on a running VM: one reboot applies it": {
 			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
 				cr := owned(t, f, "pend", true, map[string]string{"cores": "2"})
-				ref := pve.GuestRef{Node: testNode, VMID: ownedVMID}
+				ref := pve.GuestRef{Type: pve.QEMU, Node: testNode, VMID: ownedVMID}
 				if err := f.cl.SetGuestConfig(context.Background(), ref, map[string]string{"cores": "4"}, nil); err != nil {
 					t.Fatal(err)
 				}
@@ -540,7 +540,7 @@ func TestUpdate(t *testing.T) {
 				cr := cloneVM("keep")
 				cr.Spec.RebootPolicy = v1alpha1.RebootPolicyNever
 				cr = ownedAs(t, f, cr, true, map[string]string{"cores": "2"})
-				if err := f.cl.SetGuestConfig(context.Background(), pve.GuestRef{Node: testNode, VMID: ownedVMID}, map[string]string{"cores": "4"}, nil); err != nil {
+				if err := f.cl.SetGuestConfig(context.Background(), pve.GuestRef{Type: pve.QEMU, Node: testNode, VMID: ownedVMID}, map[string]string{"cores": "4"}, nil); err != nil {
 					t.Fatal(err)
 				}
 				return cr
@@ -605,7 +605,7 @@ func TestUpdate(t *testing.T) {
 				return owned(t, f, "restored", true, map[string]string{"description": "ops notes\ncrossplane: default/restored uid=0000"})
 			},
 			want: verbWant{events: []string{"Adopted"}, pve: func(t *testing.T, f *fixture, cr *v1alpha1.VirtualMachine) {
-				if got := f.guest(t, ownedVMID).Config["description"]; got != "ops notes\n"+markerOf(cr).String() {
+				if got := f.guest(t, ownedVMID).Config["description"]; got != "ops notes\n"+guest.MarkerOf(cr).String() {
 					t.Errorf("description = %q", got)
 				}
 			}},

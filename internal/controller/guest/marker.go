@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package virtualmachine
+package guest
 
 import (
 	"regexp"
@@ -22,39 +22,39 @@ import (
 )
 
 // markerRe matches our ownership line in a guest's description. The format
-// is documented in doc.go and is part of the API: changing it orphans every
+// is documented in identity.go and is part of the API: changing it orphans every
 // existing guest.
 var markerRe = regexp.MustCompile(`^crossplane: ([a-z0-9]([-a-z0-9]*[a-z0-9])?)/([a-z0-9]([-.a-z0-9]*[a-z0-9])?) uid=(\S+)\s*$`)
 
-// marker identifies the Kubernetes object that owns a guest.
-type marker struct {
+// Marker identifies the Kubernetes object that owns a guest.
+type Marker struct {
 	Namespace string
 	Name      string
 	UID       string
 }
 
-func (m marker) String() string {
+func (m Marker) String() string {
 	return "crossplane: " + m.Namespace + "/" + m.Name + " uid=" + m.UID
 }
 
-// sameObject reports whether m names the object key (namespace and name),
+// SameObject reports whether m names the object key (namespace and name),
 // whatever its UID.
-func (m marker) sameObject(o marker) bool { return m.Namespace == o.Namespace && m.Name == o.Name }
+func (m Marker) SameObject(o Marker) bool { return m.Namespace == o.Namespace && m.Name == o.Name }
 
-// parseMarker returns the last ownership line of a description.
-func parseMarker(description string) (marker, bool) {
+// ParseMarker returns the last ownership line of a description.
+func ParseMarker(description string) (Marker, bool) {
 	lines := strings.Split(strings.ReplaceAll(description, "\r\n", "\n"), "\n")
 	for i := len(lines) - 1; i >= 0; i-- {
 		if m := markerRe.FindStringSubmatch(strings.TrimSpace(lines[i])); m != nil {
-			return marker{Namespace: m[1], Name: m[3], UID: m[5]}, true
+			return Marker{Namespace: m[1], Name: m[3], UID: m[5]}, true
 		}
 	}
-	return marker{}, false
+	return Marker{}, false
 }
 
-// withMarker returns description with every ownership line removed and m
+// WithMarker returns description with every ownership line removed and m
 // appended as its last line; the user's notes above stay as they are.
-func withMarker(description string, m marker) string {
+func WithMarker(description string, m Marker) string {
 	lines := strings.Split(strings.ReplaceAll(description, "\r\n", "\n"), "\n")
 	kept := make([]string, 0, len(lines)+1)
 	for _, l := range lines {

@@ -14,12 +14,12 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package virtualmachine
+package guest
 
 import "testing"
 
 func TestMarker(t *testing.T) {
-	m := marker{Namespace: "default", Name: "web-1", UID: "0f8e2a3c-1111-2222-3333-444455556666"}
+	m := Marker{Namespace: "default", Name: "web-1", UID: "0f8e2a3c-1111-2222-3333-444455556666"}
 	cases := map[string]struct {
 		in   string
 		want string
@@ -30,17 +30,17 @@ func TestMarker(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := withMarker(tc.in, m)
+			got := WithMarker(tc.in, m)
 			if got != tc.want {
-				t.Fatalf("withMarker = %q, want %q", got, tc.want)
+				t.Fatalf("WithMarker = %q, want %q", got, tc.want)
 			}
-			back, ok := parseMarker(got)
+			back, ok := ParseMarker(got)
 			if !ok || back != m {
-				t.Fatalf("parseMarker = %+v %v, want %+v", back, ok, m)
+				t.Fatalf("ParseMarker = %+v %v, want %+v", back, ok, m)
 			}
 		})
 	}
-	if _, ok := parseMarker("crossplane: not a marker"); ok {
+	if _, ok := ParseMarker("crossplane: not a marker"); ok {
 		t.Error("malformed marker parsed")
 	}
 }
