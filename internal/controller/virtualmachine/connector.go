@@ -22,10 +22,8 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
@@ -47,17 +45,12 @@ const (
 	maxCreateAttempts = 5
 )
 
-// usageTracker records that a managed resource uses its ProxmoxConnection.
-type usageTracker interface {
-	Track(ctx context.Context, mg resource.ModernManaged) error
-}
-
 // connector hands out an external client per reconcile, over the current
 // Proxmox client of the resource's connection.
 type connector struct {
 	kube    client.Client
 	secrets client.Reader // uncached: Secrets never enter an informer
-	usage   usageTracker
+	usage   guest.UsageTracker
 	clients *pve.Cache
 	vmids   *pve.VMIDAllocator
 	record  event.Recorder
@@ -74,16 +67,12 @@ type connector struct {
 
 // Connect implements managed.TypedExternalConnector.
 func (c *connector) Connect(ctx context.Context, cr *v1alpha1.VirtualMachine) (managed.TypedExternalClient[*v1alpha1.VirtualMachine], error) {
-	if err := c.usage.Track(ctx, cr); err != nil {
-		return nil, errors.Wrap(err, "cannot track ProxmoxConnection usage")
-	}
-	ref := cr.GetProviderConfigReference()
-	cl, err := c.clients.Get(ref.Name)
+	cl, connection, err := guest.Connect(ctx, c.usage, c.clients, cr)
 	if err != nil {
-		return nil, errors.Wrap(err, "cannot get a Proxmox VE client")
+		return nil, err
 	}
 	return &external{
-		kube: c.kube, secrets: c.secrets, cl: cl, connection: ref.Name, vmids: c.vmids,
+		kube: c.kube, secrets: c.secrets, cl: cl, connection: connection, vmids: c.vmids,
 		record: c.record, steadyAge: c.steadyAge, agentAsked: c.agentAsked, observed: c.observed,
 	}, nil
 }
