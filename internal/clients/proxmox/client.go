@@ -49,13 +49,12 @@ type Config struct {
 // Client is a Proxmox VE API client for one connection. It is safe for
 // concurrent use.
 type Client struct {
-	endpoint string
-	api      *proxmox.Client
-	base     *http.Transport
-	retired  *atomic.Bool
-	retry    *retrying
-	session  *ticketAuth // nil with token auth
-	secrets  []string    // redacted from error messages
+	api     *proxmox.Client
+	base    *http.Transport
+	retired *atomic.Bool
+	retry   *retrying
+	session *ticketAuth // nil with token auth
+	secrets []string    // redacted from error messages
 
 	resources *resourcesMemo
 	metrics   *metrics.Connection
@@ -83,7 +82,7 @@ func newClient(cfg Config, wrapWire func(http.RoundTripper) http.RoundTripper) (
 	}
 	limit, timeout := limits(cfg)
 
-	c := &Client{endpoint: endpoint, retired: &atomic.Bool{}, resources: &resourcesMemo{}, metrics: cfg.Metrics, tasks: newTaskClock()}
+	c := &Client{retired: &atomic.Bool{}, resources: &resourcesMemo{}, metrics: cfg.Metrics, tasks: newTaskClock()}
 	c.base = baseTransport(tlsCfg, limit)
 	var wire http.RoundTripper = c.base
 	if wrapWire != nil {
@@ -180,9 +179,6 @@ func baseTransport(tc *tls.Config, limit int) *http.Transport {
 	t.ForceAttemptHTTP2 = false
 	return t
 }
-
-// Endpoint returns the normalised endpoint (https://host:port/api2/json).
-func (c *Client) Endpoint() string { return c.endpoint }
 
 // API returns the underlying go-proxmox client. All its requests go through
 // this Client's transport (limits, retries, sessions, retirement).

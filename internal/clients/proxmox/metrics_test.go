@@ -49,10 +49,10 @@ func TestRequestMetrics(t *testing.T) {
 	if _, err := c.Verify(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.GuestConfigMap(t.Context(), GuestRef{Type: QEMU, Node: "pve", VMID: 4242}); err != nil {
+	if _, err := c.GuestPending(t.Context(), GuestRef{Type: QEMU, Node: "pve", VMID: 4242}); err != nil {
 		t.Fatal(err)
 	}
-	_, _ = c.GuestConfigMap(t.Context(), GuestRef{Type: QEMU, Node: "pve", VMID: 4243}) // no such guest
+	_, _ = c.GuestPending(t.Context(), GuestRef{Type: QEMU, Node: "pve", VMID: 4243}) // no such guest
 
 	s := gatherSamples(t, reg)
 	for _, tc := range []struct {
@@ -61,8 +61,8 @@ func TestRequestMetrics(t *testing.T) {
 	}{
 		{"POST", "/access/ticket", "200", 1}, // Verify logs in, later requests share the ticket
 		{"GET", "/version", "200", 1},
-		{"GET", "/nodes/{node}/qemu/{vmid}/config", "200", 1},
-		{"GET", "/nodes/{node}/qemu/{vmid}/config", "500", 1},
+		{"GET", "/nodes/{node}/qemu/{vmid}/pending", "200", 1},
+		{"GET", "/nodes/{node}/qemu/{vmid}/pending", "500", 1},
 	} {
 		got, _ := s.Sum(metrics.RequestsTotal, map[string]string{"connection": "lab", "method": tc.method, "route": tc.route, "code": tc.code})
 		if got != tc.want {

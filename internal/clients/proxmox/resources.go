@@ -1,11 +1,9 @@
 package proxmox
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -39,70 +37,43 @@ func (r Resource) TagList() []string {
 // UnmarshalJSON decodes one row, accepting numbers, strings and booleans
 // for every field.
 func (r *Resource) UnmarshalJSON(data []byte) error {
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(data, &raw); err != nil {
+	var w struct {
+		ID       wireText `json:"id"`
+		Type     wireText `json:"type"`
+		VMID     wireText `json:"vmid"`
+		Node     wireText `json:"node"`
+		Name     wireText `json:"name"`
+		Status   wireText `json:"status"`
+		Template wireText `json:"template"`
+		Lock     wireText `json:"lock"`
+		Tags     wireText `json:"tags"`
+		Pool     wireText `json:"pool"`
+		// Uptime is informational: a malformed value must not hide the row.
+		Uptime wireInt `json:"uptime"`
+	}
+	if err := json.Unmarshal(data, &w); err != nil {
 		return err
 	}
-	vmid, err := flexInt(raw["vmid"])
+	// The VMID is the row's identity: a value that is not a whole number
+	// is refused rather than read as some other guest's.
+	vmid, err := wholeNumber(string(w.VMID))
 	if err != nil {
 		return errors.Wrap(err, "vmid")
 	}
-	// Uptime is informational: a malformed value must not hide the row.
-	uptime, _ := flexInt(raw["uptime"])
 	*r = Resource{
-		ID:       flexString(raw["id"]),
-		Type:     flexString(raw["type"]),
+		ID:       string(w.ID),
+		Type:     string(w.Type),
 		VMID:     vmid,
-		Node:     flexString(raw["node"]),
-		Name:     flexString(raw["name"]),
-		Status:   flexString(raw["status"]),
-		Template: flexBool(raw["template"]),
-		Lock:     flexString(raw["lock"]),
-		Tags:     flexString(raw["tags"]),
-		Pool:     flexString(raw["pool"]),
-		Uptime:   uptime,
+		Node:     string(w.Node),
+		Name:     string(w.Name),
+		Status:   string(w.Status),
+		Template: boolText(string(w.Template)),
+		Lock:     string(w.Lock),
+		Tags:     string(w.Tags),
+		Pool:     string(w.Pool),
+		Uptime:   int(w.Uptime),
 	}
 	return nil
-}
-
-// flexString returns a JSON string's value, or a scalar's literal text
-// (numbers and booleans); "" for null, absent, objects and arrays.
-func flexString(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return ""
-	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	if raw[0] == '{' || raw[0] == '[' {
-		return ""
-	}
-	return string(raw)
-}
-
-func flexInt(raw json.RawMessage) (int, error) {
-	s := flexString(raw)
-	if s == "" {
-		return 0, nil
-	}
-	if n, err := strconv.Atoi(s); err == nil {
-		return n, nil
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || f != float64(int(f)) {
-		return 0, errors.Errorf("%q is not an integer", s)
-	}
-	return int(f), nil
-}
-
-func flexBool(raw json.RawMessage) bool {
-	switch strings.ToLower(flexString(raw)) {
-	case "1", "true", "yes", "on":
-		return true
-	}
-	return false
 }
 
 // ClusterResources reads every guest of the cluster in one request.

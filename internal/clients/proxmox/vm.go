@@ -125,16 +125,6 @@ func (c *Client) GuestPending(ctx context.Context, ref GuestRef) (GuestConfig, e
 	return out, nil
 }
 
-// GuestConfigMap reads a guest's configuration (pending values applied, as
-// PVE's default) as text values.
-func (c *Client) GuestConfigMap(ctx context.Context, ref GuestRef) (map[string]string, error) {
-	var raw json.RawMessage
-	if err := c.API().Get(ctx, ref.path("/config"), &raw); err != nil {
-		return nil, errors.Wrapf(err, "cannot read configuration of VM %s", ref)
-	}
-	return decodeFlexMap(raw)
-}
-
 // GuestStatus is the live state of a guest from status/current.
 type GuestStatus struct {
 	VMID      int
@@ -452,7 +442,6 @@ var (
 	reAlreadyExists = regexp.MustCompile(`(?i)already exists`)
 	reLocked        = regexp.MustCompile(`(?i)\bis locked\b|can't lock file|got timeout`)
 	reRunning       = regexp.MustCompile(`(?i)\bis running\b`)
-	reNotRunning    = regexp.MustCompile(`(?i)\bnot running\b`)
 )
 
 func apiMessage(err error) string {
@@ -484,11 +473,6 @@ func IsLocked(err error) bool { return err != nil && reLocked.MatchString(apiMes
 
 // IsGuestRunning reports PVE's "VM N is running" refusal (e.g. destroy).
 func IsGuestRunning(err error) bool { return err != nil && reRunning.MatchString(apiMessage(err)) }
-
-// IsGuestNotRunning reports PVE's "VM N not running" refusal (e.g. reboot).
-func IsGuestNotRunning(err error) bool {
-	return err != nil && reNotRunning.MatchString(apiMessage(err))
-}
 
 // IsGuestNotFound reports whether PVE said the guest (its config) does not
 // exist. PVE answers 500 "Configuration file ... does not exist", not 404.

@@ -231,17 +231,6 @@ func (p VMPlan) Empty() bool {
 	return len(p.Set) == 0 && len(p.NewDisks) == 0 && len(p.Resizes) == 0
 }
 
-// TouchesCloudInit reports whether applying Set changes the cloud-init
-// drive: on a running guest that needs a reboot to take effect.
-func (p VMPlan) TouchesCloudInit() bool {
-	for k := range p.Set {
-		if IsCloudInitKey(k) {
-			return true
-		}
-	}
-	return false
-}
-
 // IsCloudInitKey reports whether a config key lives on the cloud-init drive.
 func IsCloudInitKey(k string) bool {
 	switch k {

@@ -9,9 +9,13 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 )
 
-// wireText decodes any JSON scalar into its text: PVE types its output
-// loosely (a config's memory is "2048" one release and 2048 another, booleans
-// are 0/1), so fields we only compare as text accept every shape.
+// The loose-JSON decoders of the wire layer, the only ones: PVE types its
+// output loosely (a config's memory is "2048" one release and 2048 another,
+// booleans are 0/1, true/false or "1"), and fields come and go with a
+// guest's state.
+
+// wireText decodes any JSON scalar into its text; a boolean reads as PVE's
+// "1" or "0"; null, absent, objects and arrays read as "".
 type wireText string
 
 func (s *wireText) UnmarshalJSON(b []byte) error {
@@ -29,6 +33,8 @@ func (s *wireText) UnmarshalJSON(b []byte) error {
 		*s = "1"
 	case bytes.Equal(b, []byte("false")):
 		*s = "0"
+	case b[0] == '{' || b[0] == '[':
+		*s = ""
 	default:
 		// Numbers (and anything else) are kept as written, so 1700000000
 		// never turns into 1.7e+09.
@@ -61,21 +67,20 @@ func (i *wireInt) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// decodeFlexMap decodes a JSON object whose values are scalars of any type
-// into text values. A non-object (e.g. null) yields an empty map.
-func decodeFlexMap(raw json.RawMessage) (map[string]string, error) {
-	out := map[string]string{}
-	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
-		return out, nil
+// wholeNumber reads a decimal text that must be a whole number ("101",
+// "101.0"); "" is zero.
+func wholeNumber(s string) (int, error) {
+	if s == "" {
+		return 0, nil
 	}
-	var m map[string]wireText
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, errors.Wrap(err, "cannot decode Proxmox object")
+	if n, err := strconv.Atoi(s); err == nil {
+		return n, nil
 	}
-	for k, v := range m {
-		out[k] = string(v)
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f != float64(int(f)) {
+		return 0, errors.Errorf("%q is not an integer", s)
 	}
-	return out, nil
+	return int(f), nil
 }
 
 // decodeUPID reads the data of an async endpoint: a UPID string, or null
