@@ -18,6 +18,8 @@ package virtualmachine
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -87,7 +89,7 @@ func (e *external) applyConfig(ctx context.Context, cr *v1alpha1.VirtualMachine,
 			return guest.RetryIfLocked(err, "new disks")
 		}
 		guest.RecordTask(&cr.Status.LastTask, upid)
-		e.record.Event(cr, event.Normal("DiskAdded", "adding disks "+strings.Join(sortedKeys(o.plan.NewDisks), ", ")))
+		e.record.Event(cr, event.Normal("DiskAdded", "adding disks "+strings.Join(slices.Sorted(maps.Keys(o.plan.NewDisks)), ", ")))
 		return true, nil
 	}
 	if len(o.plan.Resizes) > 0 {
@@ -187,13 +189,4 @@ func (e *external) afterBoot(cr *v1alpha1.VirtualMachine) {
 	cr.Status.Status.IPAddress = ""
 	cr.Status.PendingChanges = nil
 	e.agentAsked.Forget(cr.GetUID())
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
