@@ -25,6 +25,15 @@ const (
 	LXC  GuestType = "lxc"
 )
 
+// TaskType is PVE's task type for action (start, shutdown, reboot, ...) on a
+// guest of this type: qmstart for a QEMU guest, vzstart for a container.
+func (t GuestType) TaskType(action string) string {
+	if t == LXC {
+		return "vz" + action
+	}
+	return "qm" + action
+}
+
 // GuestRef locates a guest: its type, its VMID and the node it lives on now.
 type GuestRef struct {
 	Type GuestType

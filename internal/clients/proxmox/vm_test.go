@@ -123,3 +123,23 @@ func TestIsTaskUnknown(t *testing.T) {
 		t.Errorf("server gone: err %v, IsTaskUnknown = %v, want an error that is not 'unknown'", err, IsTaskUnknown(err))
 	}
 }
+
+func TestGuestTypeTaskType(t *testing.T) {
+	cases := map[string]struct {
+		typ    GuestType
+		action string
+		want   string
+	}{
+		"QEMUReboot":   {typ: QEMU, action: "reboot", want: "qmreboot"},
+		"LXCShutdown":  {typ: LXC, action: "shutdown", want: "vzshutdown"},
+		"LXCStart":     {typ: LXC, action: "start", want: "vzstart"},
+		"QEMUShutdown": {typ: QEMU, action: "shutdown", want: "qmshutdown"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := tc.typ.TaskType(tc.action); got != tc.want {
+				t.Errorf("%s.TaskType(%q) = %q, want %q", tc.typ, tc.action, got, tc.want)
+			}
+		})
+	}
+}

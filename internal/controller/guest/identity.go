@@ -255,7 +255,3 @@ func (id Identity) WrongType(ctx context.Context, mg resource.Managed, ownVMID, 
 	}
 	return managed.ExternalObservation{}, errors.Errorf("VMID %d holds the wrong guest type: a %s guest, not a %s one", vmid, has, id.Type)
 }
-
-// ReasonVMIDTaken is the event reason of a VMID given up because another
-// guest holds it.
-const ReasonVMIDTaken event.Reason = "VMIDTaken"

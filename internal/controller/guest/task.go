@@ -41,9 +41,6 @@ const (
 // started; it is persisted with the create-succeeded annotation.
 const AnnotationCreateTask = "proxmox.alperen.cloud/create-task"
 
-// ReasonTaskFailed is the event reason of a task PVE reports failed.
-const ReasonTaskFailed event.Reason = "TaskFailed"
-
 // TaskReader reads one PVE task.
 type TaskReader interface {
 	TaskStatus(ctx context.Context, upid string) (pve.TaskStatus, error)
@@ -182,18 +179,13 @@ func RetryIfLocked(err error, what string) (retry bool, _ error) {
 // still be on its way (qmeventd starts it after the reboot's stop).
 const RebootSettle = 60 * time.Second
 
-// PowerTasks names a guest type's reboot and start tasks in PVE's task list.
-type PowerTasks struct {
-	Reboot string
-	Start  string
-}
-
 // RebootOrTaskUnderway asks PVE's task list (only when about to start a
 // stopped guest) whether a task on the guest runs, or a reboot ended so
 // recently that PVE's own start is still coming: starting then would race
 // PVE. Tasks are ordered by their UPIDs, not by their one-second times: our
-// first start and a quick reboot often share a second.
-func RebootOrTaskUnderway(ctx context.Context, cl TaskLister, ref pve.GuestRef, types PowerTasks) (bool, error) {
+// first start and a quick reboot often share a second. The reboot and start
+// tasks looked for are those of ref's guest type (qmreboot, vzreboot, ...).
+func RebootOrTaskUnderway(ctx context.Context, cl TaskLister, ref pve.GuestRef) (bool, error) {
 	tasks, err := cl.GuestTasks(ctx, ref.Node, ref.VMID, 10)
 	if err != nil {
 		return false, err
@@ -210,11 +202,11 @@ func RebootOrTaskUnderway(ctx context.Context, cl TaskLister, ref pve.GuestRef, 
 			continue // a task we cannot order says nothing about this reboot
 		}
 		switch t.Type {
-		case types.Reboot:
+		case ref.Type.TaskType("reboot"):
 			if reboot == nil || reboot.StartedBefore(u) {
 				reboot, rebootEnd = &u, t.EndTime
 			}
-		case types.Start:
+		case ref.Type.TaskType("start"):
 			starts = append(starts, u)
 		}
 	}

@@ -55,7 +55,7 @@ func (e *external) Create(ctx context.Context, cr *v1alpha1.VirtualMachine) (man
 			// A guest appeared at the VMID this resource already held: it may
 			// be our own earlier request whose answer was lost. Only Observe's
 			// marker rules may give the VMID up.
-			e.record.Event(cr, event.Normal("VMIDInUse", "VM "+strconv.Itoa(vmid)+" exists now; waiting to see whose it is"))
+			e.record.Event(cr, event.Normal(guest.ReasonVMIDInUse, "VM "+strconv.Itoa(vmid)+" exists now; waiting to see whose it is"))
 			return managed.ExternalCreation{}, nil
 		case pve.IsAlreadyExists(err):
 			// PVE refused atomically, and we never asked for this VMID
@@ -65,7 +65,7 @@ func (e *external) Create(ctx context.Context, cr *v1alpha1.VirtualMachine) (man
 		case pve.IsLocked(err):
 			// The template is busy (another clone): try again after the
 			// reconciler's backoff, without an error condition.
-			e.record.Event(cr, event.Normal("SourceBusy", "the template is locked by another operation; retrying"))
+			e.record.Event(cr, event.Normal(reasonSourceBusy, "the template is locked by another operation; retrying"))
 			return managed.ExternalCreation{}, nil
 		default:
 			return managed.ExternalCreation{}, err
@@ -79,11 +79,11 @@ func (e *external) startCreate(ctx context.Context, cr *v1alpha1.VirtualMachine,
 	description := guest.WithMarker("", guest.MarkerOf(cr))
 	if want.Source == "" {
 		if cr.Spec.Template != nil {
-			e.record.Event(cr, event.Normal("CreatingFromScratch", "spec.template has no name: creating the VM from scratch with its hardware"))
+			e.record.Event(cr, event.Normal(reasonCreatingFromScratch, "spec.template has no name: creating the VM from scratch with its hardware"))
 		}
 		upid, err := e.cl.CreateGuest(ctx, pve.GuestRef{Type: pve.QEMU, Node: want.Node, VMID: vmid}, want.Spec.CreateParams(description))
 		if err == nil {
-			e.record.Event(cr, event.Normal("Creating", "creating VM "+strconv.Itoa(vmid)+" on node "+want.Node))
+			e.record.Event(cr, event.Normal(guest.ReasonCreating, "creating VM "+strconv.Itoa(vmid)+" on node "+want.Node))
 		}
 		return upid, err
 	}
@@ -101,7 +101,7 @@ func (e *external) startCreate(ctx context.Context, cr *v1alpha1.VirtualMachine,
 		if !want.FullClone {
 			kind = "linked"
 		}
-		e.record.Event(cr, event.Normal("Cloning", "cloning template "+want.Source+" ("+src.String()+") to VM "+strconv.Itoa(vmid)+" on node "+want.Node+" ("+kind+" clone)"))
+		e.record.Event(cr, event.Normal(reasonCloning, "cloning template "+want.Source+" ("+src.String()+") to VM "+strconv.Itoa(vmid)+" on node "+want.Node+" ("+kind+" clone)"))
 	}
 	return upid, err
 }

@@ -19,69 +19,20 @@ package virtualmachine
 import (
 	"context"
 
-	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
-	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 	"github.com/kubemox/provider-proxmox/internal/controller/guest"
 )
 
 // Delete implements managed.TypedExternalClient: one step per reconcile
-// (graceful shutdown, which PVE turns into a stop after the timeout; a stop
-// if that did not work; then destroy with purge). The reconciler keeps
-// observing until PVE no longer has the VMID.
+// (shutdown, stop, destroy with purge; see guest.Deleter), once Observe saw
+// an owned guest with nothing under way.
 func (e *external) Delete(ctx context.Context, cr *v1alpha1.VirtualMachine) (managed.ExternalDelete, error) {
 	o := e.obs
 	if !o.actionable() {
 		return managed.ExternalDelete{}, nil
 	}
-	st, err := e.cl.GuestStatus(ctx, o.ref)
-	if pve.IsGuestNotFound(err) {
-		return managed.ExternalDelete{}, nil
-	}
-	if err != nil {
-		return managed.ExternalDelete{}, err
-	}
-	if st.Lock != "" {
-		return managed.ExternalDelete{}, nil
-	}
-	if st.Running() {
-		return managed.ExternalDelete{}, e.powerOff(ctx, cr, o)
-	}
-	upid, err := e.cl.DeleteGuest(ctx, o.ref, true)
-	if pve.IsLocked(err) || pve.IsGuestRunning(err) {
-		return managed.ExternalDelete{}, nil
-	}
-	if err != nil {
-		return managed.ExternalDelete{}, err
-	}
-	guest.RecordTask(&cr.Status.LastTask, upid)
-	e.record.Event(cr, event.Normal("Deleting", "destroying VM "+o.ref.String()+" with purge"))
-	return managed.ExternalDelete{}, nil
-}
-
-// powerOff asks the guest to shut down (PVE forces a stop after the
-// timeout); if a shutdown already finished and the guest still runs, stops
-// it.
-func (e *external) powerOff(ctx context.Context, cr *v1alpha1.VirtualMachine, o *observation) error {
-	lt := cr.Status.LastTask
-	if lt != nil && lt.Type == "qmshutdown" && lt.Status == guest.TaskStopped {
-		upid, err := e.cl.StopGuest(ctx, o.ref)
-		if err != nil {
-			_, err = guest.RetryIfLocked(err, "stop")
-			return err
-		}
-		guest.RecordTask(&cr.Status.LastTask, upid)
-		e.record.Event(cr, event.Normal("Stopping", "the VM did not shut down: stopping it"))
-		return nil
-	}
-	upid, err := e.cl.ShutdownGuest(ctx, o.ref, shutdownTimeout, true)
-	if err != nil {
-		_, err = guest.RetryIfLocked(err, "shutdown")
-		return err
-	}
-	guest.RecordTask(&cr.Status.LastTask, upid)
-	e.record.Event(cr, event.Normal("ShuttingDown", "shutting the VM down before deleting it"))
-	return nil
+	d := guest.Deleter{Client: e.cl, Record: e.record, Noun: "VM", ShutdownTimeout: shutdownTimeout}
+	return managed.ExternalDelete{}, d.Step(ctx, cr, &cr.Status.LastTask, o.ref)
 }

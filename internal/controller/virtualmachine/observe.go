@@ -137,10 +137,7 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.VirtualMachine) (ma
 	if !ok {
 		return managed.ExternalObservation{}, errors.Errorf("external name %q is not a VMID", name)
 	}
-	if meta.WasDeleted(cr) && cr.Spec.DeletionProtection {
-		// The guest stays; for the reconciler it is gone, so the resource
-		// can go.
-		e.record.Event(cr, event.Normal("DeletionProtection", "deletionProtection is set: VM "+name+" is kept in Proxmox VE"))
+	if guest.KeptByProtection(e.record, cr, cr.Spec.DeletionProtection, "VM "+name) {
 		return managed.ExternalObservation{ResourceExists: false}, nil
 	}
 	o := &observation{wasReady: guest.IsReady(cr), specChanged: cr.GetCondition(xpv2.TypeSynced).ObservedGeneration != cr.GetGeneration()}
@@ -264,7 +261,7 @@ func (e *external) refreshTask(ctx context.Context, cr *v1alpha1.VirtualMachine,
 
 // qemuPowerTasks are the tasks after which a QEMU guest's power state is
 // still settling.
-var qemuPowerTasks = []string{"qmreboot", "qmshutdown", "qmstop"}
+var qemuPowerTasks = []string{pve.QEMU.TaskType("reboot"), pve.QEMU.TaskType("shutdown"), pve.QEMU.TaskType("stop")}
 
 func rebootUnderway(cr *v1alpha1.VirtualMachine) bool {
 	return guest.TaskUnderwayOfType(cr.Status.LastTask, qemuPowerTasks...)
@@ -403,21 +400,21 @@ func (e *external) setReady(cr *v1alpha1.VirtualMachine, o *observation, manage 
 // credential.
 func connectionDetails(cr *v1alpha1.VirtualMachine, o *observation) managed.ConnectionDetails {
 	cd := managed.ConnectionDetails{
-		"vmid": []byte(strconv.Itoa(o.ref.VMID)),
-		"node": []byte(o.ref.Node),
+		guest.ConnectionDetailVMID: []byte(strconv.Itoa(o.ref.VMID)),
+		guest.ConnectionDetailNode: []byte(o.ref.Node),
 	}
 	if n, ok := o.cfg.Effective("name"); ok {
-		cd["name"] = []byte(n)
+		cd[guest.ConnectionDetailName] = []byte(n)
 	}
 	if ip := cr.Status.Status.IPAddress; ip != "" {
-		cd["ipAddress"] = []byte(ip)
-		cd["endpoint"] = []byte(ip)
+		cd[guest.ConnectionDetailIPAddress] = []byte(ip)
+		cd[guest.ConnectionDetailEndpoint] = []byte(ip)
 	}
 	if o.want.User != "" {
-		cd["username"] = []byte(o.want.User)
+		cd[guest.ConnectionDetailUsername] = []byte(o.want.User)
 	}
 	if o.want.Password != nil {
-		cd["password"] = []byte(o.want.Password.Value)
+		cd[guest.ConnectionDetailPassword] = []byte(o.want.Password.Value)
 	}
 	return cd
 }

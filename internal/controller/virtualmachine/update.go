@@ -89,7 +89,7 @@ func (e *external) applyConfig(ctx context.Context, cr *v1alpha1.VirtualMachine,
 			return guest.RetryIfLocked(err, "new disks")
 		}
 		guest.RecordTask(&cr.Status.LastTask, upid)
-		e.record.Event(cr, event.Normal("DiskAdded", "adding disks "+strings.Join(slices.Sorted(maps.Keys(o.plan.NewDisks)), ", ")))
+		e.record.Event(cr, event.Normal(reasonDiskAdded, "adding disks "+strings.Join(slices.Sorted(maps.Keys(o.plan.NewDisks)), ", ")))
 		return true, nil
 	}
 	if len(o.plan.Resizes) > 0 {
@@ -99,7 +99,7 @@ func (e *external) applyConfig(ctx context.Context, cr *v1alpha1.VirtualMachine,
 			return guest.RetryIfLocked(err, "resize")
 		}
 		guest.RecordTask(&cr.Status.LastTask, upid)
-		e.record.Event(cr, event.Normal("Resized", "growing disk "+r.Disk+" to "+r.Size))
+		e.record.Event(cr, event.Normal(reasonResized, "growing disk "+r.Disk+" to "+r.Size))
 		return true, nil
 	}
 	return false, nil
@@ -115,18 +115,12 @@ func scrubPassword(err error, pw *password) error {
 }
 
 func (e *external) reportConfig(cr *v1alpha1.VirtualMachine, o *observation) {
-	switch {
-	case len(o.plan.Fields) == 0:
-	case o.wasReady && !o.specChanged:
-		e.record.Event(cr, event.Warning("DriftCorrected", errors.New("corrected drift in "+strings.Join(o.plan.Fields, ", "))))
-	default:
-		e.record.Event(cr, event.Normal("Configured", "configured "+strings.Join(o.plan.Fields, ", ")))
-	}
+	guest.ReportConfigured(e.record, cr, o.plan.Fields, o.wasReady, o.specChanged)
 	if o.needMarker {
-		e.record.Event(cr, event.Normal("Adopted", "wrote this resource's marker into the VM's description"))
+		e.record.Event(cr, event.Normal(guest.ReasonAdopted, "wrote this resource's marker into the VM's description"))
 	}
 	if o.needPass {
-		e.record.Event(cr, event.Normal("PasswordApplied", "applied the cloud-init password"))
+		e.record.Event(cr, event.Normal(reasonPasswordApplied, "applied the cloud-init password"))
 	}
 }
 
@@ -159,7 +153,7 @@ func (e *external) applyPower(ctx context.Context, cr *v1alpha1.VirtualMachine, 
 	}
 	switch {
 	case o.needStart && !st.Running():
-		if busy, err := guest.RebootOrTaskUnderway(ctx, e.cl, o.ref, guest.PowerTasks{Reboot: "qmreboot", Start: "qmstart"}); err != nil || busy {
+		if busy, err := guest.RebootOrTaskUnderway(ctx, e.cl, o.ref); err != nil || busy {
 			return err
 		}
 		upid, err := e.cl.StartGuest(ctx, o.ref)
@@ -169,7 +163,7 @@ func (e *external) applyPower(ctx context.Context, cr *v1alpha1.VirtualMachine, 
 		}
 		guest.RecordTask(&cr.Status.LastTask, upid)
 		e.afterBoot(cr)
-		e.record.Event(cr, event.Normal("Started", "starting VM"))
+		e.record.Event(cr, event.Normal(guest.ReasonStarted, "starting VM"))
 	case o.needReboot && st.Running():
 		upid, err := e.cl.RebootGuest(ctx, o.ref, rebootTimeout)
 		if err != nil {
@@ -178,7 +172,7 @@ func (e *external) applyPower(ctx context.Context, cr *v1alpha1.VirtualMachine, 
 		}
 		guest.RecordTask(&cr.Status.LastTask, upid)
 		e.afterBoot(cr)
-		e.record.Event(cr, event.Normal("Rebooted", "rebooting to apply pending changes: "+strings.Join(o.pendingKeys, ", ")))
+		e.record.Event(cr, event.Normal(guest.ReasonRebooted, "rebooting to apply pending changes: "+strings.Join(o.pendingKeys, ", ")))
 	}
 	return nil
 }
