@@ -48,28 +48,6 @@ var _ resource.ModernManaged = &VirtualMachine{}
 
 var _ resource.ManagedList = &VirtualMachineList{}
 
-// DefaultConnectionName is the ProxmoxConnection a managed resource uses when
-// it names none.
-const DefaultConnectionName = "default"
-
-// AnnotationReconcileMode is kubemox's per-resource reconcile mode. It is
-// honoured by GetManagementPolicies, so it narrows what the provider may do
-// without rewriting spec.
-const AnnotationReconcileMode = "proxmox.alperen.cloud/reconcile-mode"
-
-// kubemox reconcile modes.
-const (
-	// ReconcileModeReconcile is the default: spec.managementPolicies apply.
-	ReconcileModeReconcile = "Reconcile"
-	// ReconcileModeWatchOnly observes and changes nothing.
-	ReconcileModeWatchOnly = "WatchOnly"
-	// ReconcileModeEnsureExists creates (and deletes) the VM but never
-	// updates it.
-	ReconcileModeEnsureExists = "EnsureExists"
-	// ReconcileModeDisable pauses reconciliation.
-	ReconcileModeDisable = "Disable"
-)
-
 // GetCondition of this VirtualMachine.
 func (mg *VirtualMachine) GetCondition(ct xpv2.ConditionType) xpv2.Condition {
 	return mg.Status.GetCondition(ct)
@@ -85,11 +63,7 @@ func (mg *VirtualMachine) SetConditions(c ...xpv2.Condition) {
 // when one is set (WatchOnly: Observe; EnsureExists: Observe, Create,
 // Delete; Disable: none, which pauses). An unknown mode narrows nothing.
 func (mg *VirtualMachine) GetManagementPolicies() xpv2.ManagementPolicies {
-	allowed, narrowed := reconcileModePolicies(mg.GetAnnotations()[AnnotationReconcileMode])
-	if !narrowed {
-		return mg.Spec.ManagementPolicies
-	}
-	return intersectPolicies(mg.Spec.ManagementPolicies, allowed)
+	return managementPolicies(mg.GetAnnotations(), mg.Spec.ManagementPolicies)
 }
 
 // SetManagementPolicies of this VirtualMachine.
@@ -186,48 +160,4 @@ func (s *VirtualMachineSpec) MayReboot() bool {
 // true).
 func (c *CloudInitConfig) UpgradesPackages() bool {
 	return c.UpgradePackages == nil || *c.UpgradePackages
-}
-
-func resolveConnection(pcr *xpv2.ProviderConfigReference, cr *ConnectionReference) *xpv2.ProviderConfigReference {
-	switch {
-	case pcr != nil:
-		ref := *pcr
-		return &ref
-	case cr != nil:
-		return &xpv2.ProviderConfigReference{Kind: ProxmoxConnectionKind, Name: cr.Name}
-	default:
-		return &xpv2.ProviderConfigReference{Kind: ProxmoxConnectionKind, Name: DefaultConnectionName}
-	}
-}
-
-// reconcileModePolicies returns the actions a kubemox reconcile mode allows,
-// and false when the mode does not narrow spec.managementPolicies.
-func reconcileModePolicies(mode string) (xpv2.ManagementPolicies, bool) {
-	switch mode {
-	case ReconcileModeWatchOnly:
-		return xpv2.ManagementPolicies{xpv2.ManagementActionObserve}, true
-	case ReconcileModeEnsureExists:
-		return xpv2.ManagementPolicies{xpv2.ManagementActionObserve, xpv2.ManagementActionCreate, xpv2.ManagementActionDelete}, true
-	case ReconcileModeDisable:
-		return xpv2.ManagementPolicies{}, true
-	default:
-		return nil, false
-	}
-}
-
-// intersectPolicies keeps the actions of allowed that spec also grants, in
-// allowed's order, so the result is one of crossplane-runtime's supported
-// combinations.
-func intersectPolicies(spec, allowed xpv2.ManagementPolicies) xpv2.ManagementPolicies {
-	granted := make(map[xpv2.ManagementAction]bool, len(spec))
-	for _, a := range spec {
-		granted[a] = true
-	}
-	out := xpv2.ManagementPolicies{}
-	for _, a := range allowed {
-		if granted[a] || granted[xpv2.ManagementActionAll] {
-			out = append(out, a)
-		}
-	}
-	return out
 }
