@@ -21,16 +21,15 @@ import (
 	"fmt"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
+	"github.com/kubemox/provider-proxmox/internal/controller/secrets"
 )
 
 // redacted replaces a credential wherever it shows up in a message.
@@ -79,7 +78,7 @@ func reasonOf(err error) xpv2.ConditionReason {
 // Secret, and returns the Secrets read with their resourceVersions, also
 // when a later reference fails.
 func (r *Reconciler) resolveCredentials(ctx context.Context, spec v1alpha1.ProxmoxConnectionSpec) (credentials, []v1alpha1.ObservedSecret, error) {
-	sr := &secretReader{kube: r.secrets, read: map[types.NamespacedName]*corev1.Secret{}}
+	sr := secrets.NewReader(r.secrets)
 	creds := credentials{password: spec.Password, secret: spec.Secret}
 	if spec.CABundle != "" {
 		creds.ca = []byte(spec.CABundle)
@@ -98,62 +97,48 @@ func (r *Reconciler) resolveCredentials(ctx context.Context, spec v1alpha1.Proxm
 		if f.ref == nil {
 			continue
 		}
-		v, err := sr.value(ctx, f.field, *f.ref)
+		v, err := credentialValue(ctx, sr, f.field, *f.ref)
 		if err != nil {
-			return credentials{}, sr.observed, err
+			return credentials{}, observedSecrets(sr), err
 		}
 		f.set(v)
 	}
-	return creds, sr.observed, nil
+	return creds, observedSecrets(sr), nil
 }
 
-// A secretReader reads each referenced Secret once per reconcile, by name,
-// from the API server, and remembers the resourceVersion it read.
-type secretReader struct {
-	kube     client.Reader
-	read     map[types.NamespacedName]*corev1.Secret
-	observed []v1alpha1.ObservedSecret
-}
-
-// value returns the value of ref's key. field names the spec field holding
-// ref, for messages.
-func (sr *secretReader) value(ctx context.Context, field string, ref v1alpha1.SecretKeySelector) ([]byte, error) {
-	s, err := sr.get(ctx, field, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name})
-	if err != nil {
-		return nil, err
-	}
-	v, ok := s.Data[ref.Key]
-	if !ok || len(v) == 0 {
+// credentialValue returns the value of ref's key, which must be set and
+// not empty. field names the spec field holding ref, for messages.
+func credentialValue(ctx context.Context, sr *secrets.Reader, field string, ref v1alpha1.SecretKeySelector) ([]byte, error) {
+	k, err := sr.Key(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, ref.Key)
+	switch {
+	case kerrors.IsNotFound(err):
+		return nil, &credentialError{
+			reason: v1alpha1.ReasonSecretNotFound,
+			msg:    fmt.Sprintf("Secret %s/%s (%s) not found", ref.Namespace, ref.Name, field),
+		}
+	case errors.Is(err, secrets.ErrKeyNotFound) || (err == nil && len(k.Value) == 0):
 		return nil, &credentialError{
 			reason: v1alpha1.ReasonSecretKeyNotFound,
 			msg:    fmt.Sprintf("key %q of Secret %s/%s (%s) is missing or empty", ref.Key, ref.Namespace, ref.Name, field),
 		}
+	case err != nil:
+		// The API server's errors name the object, never its data.
+		return nil, errors.Wrapf(err, "cannot get Secret %s/%s (%s)", ref.Namespace, ref.Name, field)
 	}
-	return v, nil
+	return k.Value, nil
 }
 
-func (sr *secretReader) get(ctx context.Context, field string, nn types.NamespacedName) (*corev1.Secret, error) {
-	if s, ok := sr.read[nn]; ok {
-		return s, nil
+// observedSecrets lists the Secrets sr read, for status.observedSecrets.
+func observedSecrets(sr *secrets.Reader) []v1alpha1.ObservedSecret {
+	read := sr.Read()
+	if len(read) == 0 {
+		return nil // as before: inline credentials leave status.observedSecrets unset
 	}
-	s := &corev1.Secret{}
-	if err := sr.kube.Get(ctx, nn, s); err != nil {
-		if kerrors.IsNotFound(err) {
-			return nil, &credentialError{
-				reason: v1alpha1.ReasonSecretNotFound,
-				msg:    fmt.Sprintf("Secret %s/%s (%s) not found", nn.Namespace, nn.Name, field),
-			}
-		}
-		// The API server's errors name the object, never its data.
-		return nil, errors.Wrapf(err, "cannot get Secret %s/%s (%s)", nn.Namespace, nn.Name, field)
+	out := make([]v1alpha1.ObservedSecret, 0, len(read))
+	for _, s := range read {
+		out = append(out, v1alpha1.ObservedSecret{Name: s.Name, Namespace: s.Namespace, ResourceVersion: s.ResourceVersion})
 	}
-	sr.read[nn] = s
-	sr.observed = append(sr.observed, v1alpha1.ObservedSecret{
-		Name:            nn.Name,
-		Namespace:       nn.Namespace,
-		ResourceVersion: s.GetResourceVersion(),
-	})
-	return s, nil
+	return out
 }
 
 // fingerprint identifies what a client was built from: the connection's

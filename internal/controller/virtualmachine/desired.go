@@ -19,7 +19,6 @@ package virtualmachine
 import (
 	"context"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -27,6 +26,7 @@ import (
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
+	"github.com/kubemox/provider-proxmox/internal/controller/secrets"
 )
 
 // password is a cloud-init password read for this reconcile only. It must
@@ -56,7 +56,7 @@ type desired struct {
 
 // desiredFrom reads the spec (and the passwordFrom Secret, straight from the
 // API server: Secrets are never cached) into what the controller compares.
-func desiredFrom(ctx context.Context, secrets client.Reader, cr *v1alpha1.VirtualMachine) (desired, error) {
+func desiredFrom(ctx context.Context, kube client.Reader, cr *v1alpha1.VirtualMachine) (desired, error) {
 	s := &cr.Spec
 	d := desired{
 		Spec:        pve.VMSpec{Name: s.Name, AdditionalConfig: s.AdditionalConfig},
@@ -80,7 +80,7 @@ func desiredFrom(ctx context.Context, secrets client.Reader, cr *v1alpha1.Virtua
 	if ci := s.CloudInit(); ci != nil {
 		d.Spec.CloudInit = cloudInitFrom(ci)
 		d.User = ci.User
-		pw, err := passwordFrom(ctx, secrets, cr, ci)
+		pw, err := passwordFrom(ctx, kube, cr, ci)
 		if err != nil {
 			return desired{}, err
 		}
@@ -138,7 +138,7 @@ func cloudInitFrom(ci *v1alpha1.CloudInitConfig) *pve.VMCloudInit {
 
 // passwordFrom returns the cloud-init password with its version, nil when
 // none is set.
-func passwordFrom(ctx context.Context, secrets client.Reader, cr *v1alpha1.VirtualMachine, ci *v1alpha1.CloudInitConfig) (*password, error) {
+func passwordFrom(ctx context.Context, kube client.Reader, cr *v1alpha1.VirtualMachine, ci *v1alpha1.CloudInitConfig) (*password, error) {
 	if ci.Password != "" {
 		return &password{Value: ci.Password, Version: v1alpha1.CloudInitPasswordApplied{Generation: cr.GetGeneration()}}, nil
 	}
@@ -146,15 +146,14 @@ func passwordFrom(ctx context.Context, secrets client.Reader, cr *v1alpha1.Virtu
 	if ref == nil {
 		return nil, nil
 	}
-	sec := &corev1.Secret{}
-	if err := secrets.Get(ctx, types.NamespacedName{Namespace: cr.GetNamespace(), Name: ref.Name}, sec); err != nil {
+	k, err := secrets.NewReader(kube).Key(ctx, types.NamespacedName{Namespace: cr.GetNamespace(), Name: ref.Name}, ref.Key)
+	switch {
+	case errors.Is(err, secrets.ErrKeyNotFound):
+		return nil, errors.Errorf("Secret %s/%s has no key %q (cloudInitConfig.passwordFrom)", cr.GetNamespace(), ref.Name, ref.Key)
+	case err != nil:
 		return nil, errors.Wrapf(err, "cannot read Secret %s/%s named by cloudInitConfig.passwordFrom", cr.GetNamespace(), ref.Name)
 	}
-	v, ok := sec.Data[ref.Key]
-	if !ok {
-		return nil, errors.Errorf("Secret %s/%s has no key %q (cloudInitConfig.passwordFrom)", cr.GetNamespace(), ref.Name, ref.Key)
-	}
-	return &password{Value: string(v), Version: v1alpha1.CloudInitPasswordApplied{Generation: cr.GetGeneration(), SecretResourceVersion: sec.GetResourceVersion()}}, nil
+	return &password{Value: string(k.Value), Version: v1alpha1.CloudInitPasswordApplied{Generation: cr.GetGeneration(), SecretResourceVersion: k.ResourceVersion}}, nil
 }
 
 // passwordNeedsApply reports whether the password must be written again: a
