@@ -24,7 +24,8 @@ limitations under the License.
 // (identity.go, marker.go); connecting to a resource's ProxmoxConnection
 // (connect.go); deletion protection and shutdown, stop, destroy
 // (delete.go); the event reasons, the configured-or-drift-corrected report
-// and the connection-detail keys every kind uses (events.go). A kind's
+// and the connection-detail keys every kind uses (events.go); the Ready
+// outline and the policy check (ready.go). A kind's
 // controller keeps only what is its own: the spec it translates and the
 // steps it takes.
 package guest

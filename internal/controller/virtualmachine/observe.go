@@ -111,16 +111,6 @@ func (o *observation) converged() bool {
 	return o.plan.Empty() && !o.needMarker && !o.needPass && !o.needStart && !o.needReboot
 }
 
-// mayUpdate reports whether the policies let the provider change the guest.
-func mayUpdate(cr *v1alpha1.VirtualMachine) bool {
-	for _, a := range cr.GetManagementPolicies() {
-		if a == xpv2.ManagementActionAll || a == xpv2.ManagementActionUpdate {
-			return true
-		}
-	}
-	return false
-}
-
 // Observe implements managed.TypedExternalClient.
 func (e *external) Observe(ctx context.Context, cr *v1alpha1.VirtualMachine) (managed.ExternalObservation, error) {
 	if meta.WasDeleted(cr) {
@@ -220,7 +210,7 @@ func (e *external) observeOwned(ctx context.Context, cr *v1alpha1.VirtualMachine
 		return managed.ExternalObservation{}, err
 	}
 	o.running = running
-	manage := mayUpdate(cr)
+	manage := guest.MayUpdate(cr)
 	o.plan = pve.Diff(want.Spec, o.cfg)
 	o.needMarker = manage && (o.own == guest.MineNewUID || o.own == guest.Imported)
 	o.needPass = passwordNeedsApply(cr, want.Password)
@@ -231,7 +221,10 @@ func (e *external) observeOwned(ctx context.Context, cr *v1alpha1.VirtualMachine
 
 	e.observeAgent(ctx, cr, o)
 	e.fillStatus(cr, o, row)
-	e.setReady(cr, o, manage)
+	guest.Readiness{
+		Manage: manage, Converged: o.converged(), WasReady: o.wasReady, Busy: o.busy(),
+		NeedStart: o.needStart, Settling: rebootUnderway(cr), LastTask: cr.Status.LastTask,
+	}.Set(cr)
 
 	// Nothing can change while PVE works on the guest.
 	upToDate := o.busy() || (o.converged() && len(o.plan.Refused) == 0)
@@ -362,38 +355,6 @@ func (e *external) fillStatus(cr *v1alpha1.VirtualMachine, o *observation, row *
 
 func isPlainPowerState(s string) bool {
 	return s == "" || s == "unknown" || s == "running" || s == "stopped"
-}
-
-// setReady decides the Ready condition. Before the first Ready the guest
-// must have converged (config, password, power); afterwards drift being
-// corrected does not flip it, only a lock, a task, a stopped guest that
-// should run, or a failed task.
-func (e *external) setReady(cr *v1alpha1.VirtualMachine, o *observation, manage bool) {
-	converged := o.converged()
-	// A failed task matters while what it was for is still not done.
-	if lt := cr.Status.LastTask; manage && !converged && guest.LastTaskFailed(lt) {
-		cr.SetConditions(xpv2.Unavailable().WithMessage("Proxmox VE task " + lt.Type + " failed: " + lt.ExitStatus).WithObservedGeneration(cr.GetGeneration()))
-		return
-	}
-	busy := o.busy()
-	var ready bool
-	switch {
-	case !manage:
-		ready = !busy
-	case o.wasReady:
-		ready = !busy && !o.needStart
-	default:
-		ready = !busy && converged && !rebootUnderway(cr)
-	}
-	gen := cr.GetGeneration()
-	switch {
-	case ready:
-		cr.SetConditions(xpv2.Available().WithObservedGeneration(gen))
-	case o.wasReady:
-		cr.SetConditions(xpv2.Unavailable().WithObservedGeneration(gen))
-	default:
-		cr.SetConditions(xpv2.Creating().WithObservedGeneration(gen))
-	}
 }
 
 // connectionDetails publishes how to reach the VM; never a Proxmox
