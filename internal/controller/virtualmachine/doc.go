@@ -17,6 +17,14 @@ limitations under the License.
 // Package virtualmachine reconciles VirtualMachine managed resources with
 // QEMU guests in Proxmox VE, through crossplane-runtime's managed reconciler.
 //
+// What every guest kind shares lives in internal/controller/guest: task
+// following (task.go), the VMID identity and marker (identity.go,
+// marker.go), the poll clock (pollclock.go), Connect, deletion, events and
+// the Ready outline. This package keeps what is the VM's own: translating
+// the spec (desired.go, then the client's VMSpec and Diff), cloning or
+// creating (create.go), the update steps (update.go) and what Observe reads
+// of a QEMU guest (observe.go). The rules below hold for every guest kind.
+//
 // # Identity
 //
 // The external name (annotation crossplane.io/external-name) is the guest's
