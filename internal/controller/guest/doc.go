@@ -25,7 +25,8 @@ limitations under the License.
 // (connect.go); deletion protection and shutdown, stop, destroy
 // (delete.go); the event reasons, the configured-or-drift-corrected report
 // and the connection-detail keys every kind uses (events.go); the Ready
-// outline and the policy check (ready.go). A kind's
+// outline and the policy check (ready.go); status/current read once per
+// reconcile (status.go). A kind's
 // controller keeps only what is its own: the spec it translates and the
 // steps it takes.
 package guest

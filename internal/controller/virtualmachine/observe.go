@@ -71,22 +71,9 @@ type observation struct {
 	needStart   bool
 	needReboot  bool
 	pendingKeys []string
-	// current is status/current as read earlier in this reconcile, if it
-	// was: Update acts on it rather than asking PVE again.
-	current *pve.GuestStatus
-}
-
-// guestStatus returns status/current, read at most once per reconcile.
-func (e *external) guestStatus(ctx context.Context, o *observation) (pve.GuestStatus, error) {
-	if o.current != nil {
-		return *o.current, nil
-	}
-	st, err := e.cl.GuestStatus(ctx, o.ref)
-	if err != nil {
-		return st, err
-	}
-	o.current = &st
-	return st, nil
+	// current is status/current, read at most once per reconcile: Update
+	// acts on what Observe read rather than asking PVE again.
+	current guest.CurrentStatus
 }
 
 // identity is how this reconcile finds, claims and gives up QEMU VMIDs.
@@ -138,7 +125,8 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.VirtualMachine) (ma
 		return managed.ExternalObservation{ResourceExists: loc.Found && err == nil}, err
 	}
 	ref, row := loc.Ref, loc.Row
-	o.ref, o.current = ref, loc.Status // a direct read found the guest this reconcile observes
+	o.ref = ref
+	o.current.Remember(loc.Status) // a direct read found the guest this reconcile observes
 	if row != nil && row.Type != "" && row.Type != string(pve.QEMU) {
 		return e.identity().WrongType(ctx, cr, int(cr.Status.VMID), vmid, row.Type)
 	}
@@ -267,7 +255,7 @@ func (e *external) powerState(ctx context.Context, o *observation, row *pve.Reso
 	if row != nil && (row.Status == "running" || (row.Status == "stopped" && !wantRunning)) {
 		return row.Status == "running", nil
 	}
-	st, err := e.guestStatus(ctx, o)
+	st, err := o.current.Get(ctx, e.cl, o.ref)
 	if err != nil {
 		return false, err
 	}

@@ -144,7 +144,7 @@ func (e *external) applyPower(ctx context.Context, cr *v1alpha1.VirtualMachine, 
 	if !o.needStart && !o.needReboot {
 		return nil
 	}
-	st, err := e.guestStatus(ctx, o)
+	st, err := o.current.Get(ctx, e.cl, o.ref)
 	if err != nil {
 		return err
 	}
