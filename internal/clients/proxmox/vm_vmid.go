@@ -81,10 +81,16 @@ func (a *VMIDAllocator) Hold(connection string, vmid int) {
 	a.reserve(connection, vmid)
 }
 
+// VMIDSource is what VMIDAllocator asks PVE (a *Client answers).
+type VMIDSource interface {
+	NextVMID(ctx context.Context) (int, error)
+	VMIDInUse(ctx context.Context, vmid int) (bool, error)
+}
+
 // Next returns a VMID that PVE reports free and that this allocator has not
 // handed out for connection, and reserves it. It costs one request when
 // nobody races, plus one per candidate skipped.
-func (a *VMIDAllocator) Next(ctx context.Context, c *Client, connection string) (int, error) {
+func (a *VMIDAllocator) Next(ctx context.Context, c VMIDSource, connection string) (int, error) {
 	start, err := c.NextVMID(ctx)
 	if err != nil {
 		return 0, err

@@ -46,7 +46,7 @@ func KeptByProtection(rec event.Recorder, mg resource.Managed, protected bool, w
 // ended and the guest still runs; then destroy with purge. The reconciler
 // keeps observing until PVE no longer has the VMID.
 type Deleter struct {
-	Client *pve.Client
+	Client Proxmox
 	Record event.Recorder
 	// Noun names the guest in events ("VM").
 	Noun string

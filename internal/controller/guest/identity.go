@@ -133,7 +133,7 @@ func CandidateNodes(lastSeen, specNode string) []string {
 // guest kind on one connection, for one reconcile.
 type Identity struct {
 	Kube       client.Client
-	Client     *pve.Client
+	Client     Proxmox
 	Connection string
 	VMIDs      *pve.VMIDAllocator
 	Record     event.Recorder

@@ -18,9 +18,26 @@ package guest
 
 import (
 	"context"
+	"time"
 
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 )
+
+// Proxmox is what the shared guest layer asks of a Proxmox VE client
+// (*pve.Client answers), so a test can hand in one that fails where it
+// wants without the simulator.
+type Proxmox interface {
+	TaskReader
+	TaskLister
+	StatusReader
+	pve.VMIDSource
+	CachedClusterResources(ctx context.Context, maxAge time.Duration) ([]pve.Resource, error)
+	ShutdownGuest(ctx context.Context, ref pve.GuestRef, timeoutSeconds int, forceStop bool) (string, error)
+	StopGuest(ctx context.Context, ref pve.GuestRef) (string, error)
+	DeleteGuest(ctx context.Context, ref pve.GuestRef, purge bool) (string, error)
+}
+
+var _ Proxmox = (*pve.Client)(nil)
 
 // StatusReader reads a guest's status/current.
 type StatusReader interface {
