@@ -44,16 +44,6 @@ func ParseUPID(raw string) (UPID, error) {
 	return UPID{Raw: raw, Node: parts[1], PStart: pstart, StartTime: start, Type: parts[5], ID: parts[6], User: parts[7]}, nil
 }
 
-// StartedBefore reports whether task u started before task v of the same
-// node. Start times have one-second resolution, so tasks of one second are
-// ordered by their worker's process start, which PVE reads from a finer clock.
-func (u UPID) StartedBefore(v UPID) bool {
-	if u.StartTime != v.StartTime {
-		return u.StartTime < v.StartTime
-	}
-	return u.PStart < v.PStart
-}
-
 // TaskStatus is one task as PVE reports it (status call or task list).
 type TaskStatus struct {
 	UPID       string

@@ -112,31 +112,3 @@ func TestParseUPID(t *testing.T) {
 		t.Error("UPID with a non-hex process start accepted")
 	}
 }
-
-// Tasks of one second are ordered by their worker's process start; PVE's
-// pstart may have nine hex digits.
-func TestUPIDStartedBefore(t *testing.T) {
-	parse := func(s string) UPID {
-		u, err := ParseUPID(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return u
-	}
-	first := parse("UPID:pve:00000010:0055AA11:6700AABB:qmstart:100:root@pam!kubemox:")
-	sameSecond := parse("UPID:pve:00000011:0055AA20:6700AABB:qmreboot:100:root@pam!kubemox:")
-	later := parse("UPID:pve:00000012:00000001:6700AABC:qmstart:100:root@pam:")
-	wide := parse("UPID:pve:00000013:1000000A0:6700AABC:qmstart:100:root@pam:")
-	for _, c := range []struct {
-		a, b UPID
-		want bool
-	}{
-		{first, sameSecond, true}, {sameSecond, first, false},
-		{sameSecond, later, true}, {later, sameSecond, false},
-		{later, wide, true}, {first, first, false},
-	} {
-		if got := c.a.StartedBefore(c.b); got != c.want {
-			t.Errorf("%s before %s = %v, want %v", c.a.Raw, c.b.Raw, got, c.want)
-		}
-	}
-}

@@ -48,21 +48,27 @@ type StatusReader interface {
 // reconcile: power decisions in Observe and Update (and a direct read that
 // found the guest) share one answer rather than asking PVE again.
 type CurrentStatus struct {
-	st *pve.GuestStatus
+	st     *pve.GuestStatus
+	readAt time.Time
 }
 
-// Remember keeps st, already read in this reconcile (nil: nothing read).
-func (c *CurrentStatus) Remember(st *pve.GuestStatus) { c.st = st }
+// Remember keeps st, just read in this reconcile (nil: nothing read).
+func (c *CurrentStatus) Remember(st *pve.GuestStatus) { c.st, c.readAt = st, time.Now() }
+
+// ReadAt is when the status Get returns was asked for: a task that ended
+// since may have changed the power state it shows.
+func (c *CurrentStatus) ReadAt() time.Time { return c.readAt }
 
 // Get returns status/current of ref, asking PVE only the first time.
 func (c *CurrentStatus) Get(ctx context.Context, cl StatusReader, ref pve.GuestRef) (pve.GuestStatus, error) {
 	if c.st != nil {
 		return *c.st, nil
 	}
+	asked := time.Now()
 	st, err := cl.GuestStatus(ctx, ref)
 	if err != nil {
 		return st, err
 	}
-	c.st = &st
+	c.st, c.readAt = &st, asked
 	return st, nil
 }

@@ -180,43 +180,29 @@ func RetryIfLocked(err error, what string) (retry bool, _ error) {
 const RebootSettle = 60 * time.Second
 
 // RebootOrTaskUnderway asks PVE's task list (only when about to start a
-// stopped guest) whether a task on the guest runs, or a reboot ended so
-// recently that PVE's own start is still coming: starting then would race
-// PVE. Tasks are ordered by their UPIDs, not by their one-second times: our
-// first start and a quick reboot often share a second. The reboot and start
-// tasks looked for are those of ref's guest type (qmreboot, vzreboot, ...).
-func RebootOrTaskUnderway(ctx context.Context, cl TaskLister, ref pve.GuestRef) (bool, error) {
+// guest that looked stopped in a power state read at powerReadAt) whether
+// starting it now could be wrong: a task on the guest runs; a start ended
+// since the power state was read (task end times have one-second resolution,
+// so one of the same second counts), so the guest may run already; or a
+// reboot ended less than RebootSettle ago, after which PVE starts the guest
+// itself.
+// A later reconcile, reading the power state afresh, starts a guest that is
+// still stopped. The reboot tasks looked for are those of ref's guest type
+// (qmreboot, vzreboot).
+func RebootOrTaskUnderway(ctx context.Context, cl TaskLister, ref pve.GuestRef, powerReadAt time.Time) (bool, error) {
 	tasks, err := cl.GuestTasks(ctx, ref.Node, ref.VMID, 10)
 	if err != nil {
 		return false, err
 	}
-	var reboot *pve.UPID
-	var rebootEnd int64
-	var starts []pve.UPID
 	for _, t := range tasks {
-		if t.Running {
+		switch {
+		case t.Running:
+			return true, nil
+		case t.Type == ref.Type.TaskType("start") && t.EndTime >= powerReadAt.Unix():
+			return true, nil
+		case t.Type == ref.Type.TaskType("reboot") && time.Since(time.Unix(t.EndTime, 0)) < RebootSettle:
 			return true, nil
 		}
-		u, err := pve.ParseUPID(t.UPID)
-		if err != nil {
-			continue // a task we cannot order says nothing about this reboot
-		}
-		switch t.Type {
-		case ref.Type.TaskType("reboot"):
-			if reboot == nil || reboot.StartedBefore(u) {
-				reboot, rebootEnd = &u, t.EndTime
-			}
-		case ref.Type.TaskType("start"):
-			starts = append(starts, u)
-		}
 	}
-	if reboot == nil || time.Since(time.Unix(rebootEnd, 0)) >= RebootSettle {
-		return false, nil
-	}
-	for _, s := range starts {
-		if reboot.StartedBefore(s) {
-			return false, nil // PVE's own start after the reboot came (and ended)
-		}
-	}
-	return true, nil
+	return false, nil
 }

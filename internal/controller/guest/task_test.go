@@ -17,11 +17,14 @@ limitations under the License.
 package guest
 
 import (
+	"context"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
+	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 )
 
 func TestRecordTask(t *testing.T) {
@@ -92,6 +95,82 @@ func TestTaskState(t *testing.T) {
 			got := []bool{TaskUnderway(tc.last), TaskUnderwayOfType(tc.last, "qmreboot", "qmshutdown"), LastTaskFailed(tc.last)}
 			if diff := cmp.Diff([]bool{tc.underway, tc.rebootActive, tc.failed}, got); diff != "" {
 				t.Errorf("%s\n[underway, reboot underway, failed]: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// taskList is PVE's task list of one guest.
+type taskList []pve.TaskStatus
+
+func (l taskList) GuestTasks(context.Context, string, int, int) ([]pve.TaskStatus, error) {
+	return l, nil
+}
+
+func TestRebootOrTaskUnderway(t *testing.T) {
+	read := time.Now().Add(-2 * time.Second).Truncate(time.Second)
+	ended := func(typ string, at time.Time) pve.TaskStatus {
+		return pve.TaskStatus{Type: typ, EndTime: at.Unix(), ExitStatus: "OK"}
+	}
+	qemu := pve.GuestRef{Node: "pve", VMID: 100, Type: pve.QEMU}
+	cases := map[string]struct {
+		reason string
+		tasks  taskList
+		want   bool
+	}{
+		"Nothing": {
+			reason: "No task at all: start the stopped guest.",
+			want:   false,
+		},
+		"TaskRunning": {
+			reason: "A running task may change the power state: wait.",
+			tasks:  taskList{{Type: "qmconfig", Running: true}},
+			want:   true,
+		},
+		"StartEndedAfterTheRead": {
+			reason: "Our start ended after the power state was read: the guest may run already.",
+			tasks:  taskList{ended("qmstart", read.Add(time.Second))},
+			want:   true,
+		},
+		"StartEndedTheSameSecond": {
+			reason: "End times have one-second resolution: a start of the read's second may have ended after it.",
+			tasks:  taskList{ended("qmstart", read)},
+			want:   true,
+		},
+		"StartEndedBeforeTheRead": {
+			reason: "A start that ended before the read is in the power state read: a stopped guest was stopped since.",
+			tasks:  taskList{ended("qmstart", read.Add(-time.Minute*5))},
+			want:   false,
+		},
+		"OtherTaskEndedAfterTheRead": {
+			reason: "A configuration task does not start the guest.",
+			tasks:  taskList{ended("qmconfig", read.Add(time.Second))},
+			want:   false,
+		},
+		"RecentReboot": {
+			reason: "PVE starts the guest itself after a reboot.",
+			tasks:  taskList{ended("qmreboot", read.Add(-10*time.Second))},
+			want:   true,
+		},
+		"SettledReboot": {
+			reason: "A guest still stopped long after a reboot is started.",
+			tasks:  taskList{ended("qmreboot", read.Add(-2*RebootSettle))},
+			want:   false,
+		},
+		"ContainerRebootIsNotQEMUs": {
+			reason: "Only the guest type's own reboot task counts.",
+			tasks:  taskList{ended("vzreboot", read.Add(-10*time.Second))},
+			want:   false,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := RebootOrTaskUnderway(context.Background(), tc.tasks, qemu, read)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Errorf("%s\nRebootOrTaskUnderway(...) = %v, want %v", tc.reason, got, tc.want)
 			}
 		})
 	}

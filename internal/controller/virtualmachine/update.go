@@ -153,7 +153,7 @@ func (e *external) applyPower(ctx context.Context, cr *v1alpha1.VirtualMachine, 
 	}
 	switch {
 	case o.needStart && !st.Running():
-		if busy, err := guest.RebootOrTaskUnderway(ctx, e.cl, o.ref); err != nil || busy {
+		if busy, err := guest.RebootOrTaskUnderway(ctx, e.cl, o.ref, o.current.ReadAt()); err != nil || busy {
 			return err
 		}
 		upid, err := e.cl.StartGuest(ctx, o.ref)
