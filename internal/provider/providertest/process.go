@@ -17,6 +17,7 @@ limitations under the License.
 package providertest
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,6 +30,8 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+
+	"github.com/kubemox/provider-proxmox/internal/testenv"
 )
 
 // BuildProvider builds cmd/provider into dir and returns the binary's path,
@@ -120,3 +123,43 @@ func (p *Process) Tail() string {
 
 // Logs returns everything the process printed.
 func (p *Process) Logs() string { return p.logs.String() }
+
+// A BinaryEnv is what tests of the provider process need: one API server,
+// the provider binary, and a kubeconfig reaching the API server.
+type BinaryEnv struct {
+	Env        *testenv.Env
+	Binary     string
+	Kubeconfig string
+}
+
+// BinaryMain is a TestMain body for tests of the provider process: it builds
+// the provider, starts one API server with the CRDs in crdDirs (none given:
+// package/crds), writes a kubeconfig, runs the tests and cleans up. With
+// SKIP_INTEGRATION=1 it runs the tests with e.Env nil (Env.Require skips).
+func BinaryMain(m *testing.M, e *BinaryEnv, crdDirs ...string) int {
+	if os.Getenv(testenv.SkipEnvVar) == "1" {
+		fmt.Fprintln(os.Stderr, "integration tests disabled by", testenv.SkipEnvVar)
+		return m.Run()
+	}
+	dir, err := os.MkdirTemp("", "provider-binary-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() { _ = os.RemoveAll(dir) }()
+	if e.Binary, err = BuildProvider(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if e.Env, err = testenv.Start(crdDirs...); err != nil {
+		fmt.Fprintln(os.Stderr, "testenv:", err)
+		return 1
+	}
+	defer func() { _ = e.Env.Stop() }()
+	e.Kubeconfig = filepath.Join(dir, "kubeconfig")
+	if err := WriteKubeconfig(e.Env.Config, e.Kubeconfig); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return m.Run()
+}

@@ -59,55 +59,27 @@ const (
 	tokenID  = "root@pam!kubemox"
 )
 
-var (
-	env        *testenv.Env
-	binary     string
-	kubeconfig string
-)
+// pe is the API server and provider binary of this package.
+var pe providertest.BinaryEnv
 
 func TestMain(m *testing.M) { os.Exit(runMain(m)) }
 
+// runMain starts the API server with an empty CRD directory: it serves none
+// of our kinds.
 func runMain(m *testing.M) int {
-	if os.Getenv(testenv.SkipEnvVar) == "1" {
-		fmt.Fprintln(os.Stderr, "startuptest: integration tests disabled by", testenv.SkipEnvVar)
-		return m.Run()
-	}
-	dir, err := os.MkdirTemp("", "startuptest-")
+	noCRDs, err := os.MkdirTemp("", "no-crds-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer func() { _ = os.RemoveAll(dir) }()
-	binary, err = providertest.BuildProvider(dir)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	// An empty CRD directory: the API server starts serving none of our kinds.
-	noCRDs := filepath.Join(dir, "no-crds")
-	if err := os.Mkdir(noCRDs, 0o750); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	started, err := testenv.Start(noCRDs)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "testenv:", err)
-		return 1
-	}
-	env = started
-	defer func() { _ = env.Stop() }()
-	kubeconfig = filepath.Join(dir, "kubeconfig")
-	if err := providertest.WriteKubeconfig(env.Config, kubeconfig); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return m.Run()
+	defer func() { _ = os.RemoveAll(noCRDs) }()
+	return providertest.BinaryMain(m, &pe, noCRDs)
 }
 
 func TestStartsWithoutCRDsAndPicksUpEachKindAsItIsServed(t *testing.T) {
-	env.Require(t)
+	pe.Env.Require(t)
 	ctx := context.Background()
-	kube, err := providertest.NewClient(env.Config)
+	kube, err := providertest.NewClient(pe.Env.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +96,7 @@ func TestStartsWithoutCRDsAndPicksUpEachKindAsItIsServed(t *testing.T) {
 	}
 
 	probes := freeAddress(t)
-	p := providertest.StartProcess(t, binary, kubeconfig, "--poll=5s", "--metrics-bind-address=0",
+	p := providertest.StartProcess(t, pe.Binary, pe.Kubeconfig, "--poll=5s", "--metrics-bind-address=0",
 		"--health-probe-bind-address="+probes, "--debug")
 	h := &health{t: t, p: p, base: "http://" + probes}
 

@@ -22,9 +22,7 @@ package crashtest
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -43,7 +41,6 @@ import (
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	"github.com/kubemox/provider-proxmox/internal/provider/providertest"
 	"github.com/kubemox/provider-proxmox/internal/pvesim"
-	"github.com/kubemox/provider-proxmox/internal/testenv"
 )
 
 const (
@@ -54,48 +51,14 @@ const (
 	tokenID      = "root@pam!kubemox"
 )
 
-var (
-	env        *testenv.Env
-	binary     string
-	kubeconfig string
-)
+// pe is the API server and provider binary of this package.
+var pe providertest.BinaryEnv
 
-func TestMain(m *testing.M) { os.Exit(runMain(m)) }
-
-func runMain(m *testing.M) int {
-	if os.Getenv(testenv.SkipEnvVar) == "1" {
-		fmt.Fprintln(os.Stderr, "crashtest: integration tests disabled by", testenv.SkipEnvVar)
-		return m.Run()
-	}
-	dir, err := os.MkdirTemp("", "vm-crashtest-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() { _ = os.RemoveAll(dir) }()
-	binary, err = providertest.BuildProvider(dir)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	started, err := testenv.Start()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "testenv:", err)
-		return 1
-	}
-	env = started
-	defer func() { _ = env.Stop() }()
-	kubeconfig = filepath.Join(dir, "kubeconfig")
-	if err := providertest.WriteKubeconfig(env.Config, kubeconfig); err != nil {
-		fmt.Fprintln(os.Stderr, "kubeconfig:", err)
-		return 1
-	}
-	return m.Run()
-}
+func TestMain(m *testing.M) { os.Exit(providertest.BinaryMain(m, &pe)) }
 
 func startProvider(t *testing.T) *providertest.Process {
 	t.Helper()
-	return providertest.StartProcess(t, binary, kubeconfig, "--poll=5s", "--metrics-bind-address=0", "--health-probe-bind-address=", "--debug")
+	return providertest.StartProcess(t, pe.Binary, pe.Kubeconfig, "--poll=5s", "--metrics-bind-address=0", "--health-probe-bind-address=", "--debug")
 }
 
 type fixture struct {
@@ -109,7 +72,7 @@ func newFixture(t *testing.T) *fixture { return newFixtureWith(t, pvesim.Options
 
 func newFixtureWith(t *testing.T, opts pvesim.Options) *fixture {
 	t.Helper()
-	env.Require(t)
+	pe.Env.Require(t)
 	s := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(s); err != nil {
 		t.Fatal(err)
@@ -117,7 +80,7 @@ func newFixtureWith(t *testing.T, opts pvesim.Options) *fixture {
 	if err := apis.AddToScheme(s); err != nil {
 		t.Fatal(err)
 	}
-	kube, err := client.New(env.Config, client.Options{Scheme: s})
+	kube, err := client.New(pe.Env.Config, client.Options{Scheme: s})
 	if err != nil {
 		t.Fatal(err)
 	}
