@@ -90,12 +90,13 @@ EOF
 kc() { "$BIN/kubectl" --kubeconfig "$KUBECONFIG_FILE" "$@"; }
 
 start_etcd() {
+	rm -rf "$STATE/etcd" # a failed attempt may have bootstrapped a member with other peer URLs
 	start_bg etcd "$BIN/etcd" --name local --data-dir "$STATE/etcd" --unsafe-no-fsync \
 		--listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
 		--listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
 		--initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
 		--initial-cluster "local=http://127.0.0.1:$ETCD_PEER_PORT"
-	wait_for 30 curl -fsS "http://127.0.0.1:$ETCD_PORT/health" || fail_with_log etcd
+	wait_running etcd 30 curl -fsS "http://127.0.0.1:$ETCD_PORT/health"
 }
 
 start_apiserver() {
@@ -105,7 +106,24 @@ start_apiserver() {
 		--client-ca-file "$PKI/ca.crt" --authorization-mode RBAC \
 		--service-cluster-ip-range 10.0.0.0/24 --service-account-issuer https://kubernetes.default.svc \
 		--service-account-key-file "$PKI/sa.pub" --service-account-signing-key-file "$PKI/sa.key"
-	wait_for 90 kc get --raw /readyz || fail_with_log kube-apiserver
+	wait_running kube-apiserver 90 kc get --raw /readyz
+}
+
+# start_listening NAME START PORT_VAR...: runs START; when NAME exited because another process took
+# one of its ports in the moment since free_port chose it, chooses new ports for the PORT_VARs and
+# tries again (three attempts). Any other failure stops everything with the component's log.
+start_listening() {
+	local name=$1 start=$2 attempt var
+	shift 2
+	for attempt in 1 2 3; do
+		"$start" && return 0
+		! running "$name" && lost_port_race "$name" || break
+		log "$name lost a port to another process (attempt $attempt); choosing new ports"
+		for var in "$@"; do printf -v "$var" '%s' "$(free_port)"; done
+		save_ports
+		write_kubeconfig
+	done
+	fail_with_log "$name"
 }
 
 # --secure-port 0: nothing scrapes it, and it saves a port and the delegated authn/authz setup.
@@ -138,6 +156,10 @@ choose_ports() {
 	ETCD_PORT=${ETCD_PORT:-$(free_port)}
 	ETCD_PEER_PORT=${ETCD_PEER_PORT:-$(free_port)}
 	API_PORT=${API_PORT:-$(free_port)}
+	save_ports
+}
+
+save_ports() {
 	printf 'ETCD_PORT=%s\nETCD_PEER_PORT=%s\nAPI_PORT=%s\n' "$ETCD_PORT" "$ETCD_PEER_PORT" "$API_PORT" >"$STATE/ports"
 }
 
@@ -156,8 +178,8 @@ cmd_up() {
 	make_pki
 	write_kubeconfig
 	local start=$SECONDS
-	start_etcd
-	start_apiserver
+	start_listening etcd start_etcd ETCD_PORT ETCD_PEER_PORT
+	start_listening kube-apiserver start_apiserver API_PORT
 	start_controller_manager
 	log "up in $((SECONDS - start))s: API https://127.0.0.1:$API_PORT, logs in $STATE/logs"
 	echo "$KUBECONFIG_FILE"

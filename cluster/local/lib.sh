@@ -97,14 +97,24 @@ wait_running() {
 
 port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
+# free_port: a loopback port nothing listens on, drawn between 10000 and the start of the kernel's
+# ephemeral range (ip_local_port_range). The ephemeral range is handed out to every outgoing
+# connection and to every listener on port 0 (the Go tests' API servers, the simulator), so a port
+# chosen there can be taken between this check and the bind: CI lost kube-apiserver's port that way.
+# Below it only another free_port caller can collide, and the starters retry when that happens.
 free_port() {
-	local p
+	local p low=32768
+	read -r low _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || true
+	[ "$low" -gt 11000 ] || die "the ephemeral port range starts at $low: no room below it for fixed ports"
 	for _ in $(seq 1 100); do
-		p=$((20000 + RANDOM % 30000))
+		p=$((10000 + RANDOM % (low - 10000)))
 		port_in_use "$p" || { echo "$p"; return 0; }
 	done
 	die "no free port found"
 }
+
+# lost_port_race NAME: whether the component NAME exited because its port was taken.
+lost_port_race() { grep -q "address already in use" "$STATE/logs/$1.log" 2>/dev/null; }
 
 # tail_log NAME: the last lines of a component's log, for a failure message.
 tail_log() {
