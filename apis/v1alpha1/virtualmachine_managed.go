@@ -20,10 +20,6 @@ import (
 	"reflect"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
-
-	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
-
-	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 )
 
 // VirtualMachine type metadata.
@@ -39,69 +35,6 @@ var (
 
 func init() {
 	SchemeBuilder.Register(&VirtualMachine{}, &VirtualMachineList{})
-}
-
-// The accessors below are written by hand: angryjet generates them only for
-// a spec embedding xpv2.ManagedResourceSpec, whose providerConfigRef default
-// this API must not have (see VirtualMachineSpec).
-var _ resource.ModernManaged = &VirtualMachine{}
-
-var _ resource.ManagedList = &VirtualMachineList{}
-
-// GetCondition of this VirtualMachine.
-func (mg *VirtualMachine) GetCondition(ct xpv2.ConditionType) xpv2.Condition {
-	return mg.Status.GetCondition(ct)
-}
-
-// SetConditions of this VirtualMachine.
-func (mg *VirtualMachine) SetConditions(c ...xpv2.Condition) {
-	mg.Status.SetConditions(c...)
-}
-
-// GetManagementPolicies the provider may apply to this VirtualMachine:
-// spec.managementPolicies, narrowed by kubemox's reconcile-mode annotation
-// when one is set (WatchOnly: Observe; EnsureExists: Observe, Create,
-// Delete; Disable: none, which pauses). An unknown mode narrows nothing.
-func (mg *VirtualMachine) GetManagementPolicies() xpv2.ManagementPolicies {
-	return managementPolicies(mg.GetAnnotations(), mg.Spec.ManagementPolicies)
-}
-
-// SetManagementPolicies of this VirtualMachine.
-func (mg *VirtualMachine) SetManagementPolicies(p xpv2.ManagementPolicies) {
-	mg.Spec.ManagementPolicies = p
-}
-
-// GetProviderConfigReference resolves the ProxmoxConnection this
-// VirtualMachine uses: providerConfigRef if set, else connectionRef, else the
-// connection named "default". The result is never nil and always has kind
-// ProxmoxConnection when derived; admission rejects any other kind in
-// providerConfigRef. It returns a copy: changing it does not change spec.
-func (mg *VirtualMachine) GetProviderConfigReference() *xpv2.ProviderConfigReference {
-	return resolveConnection(mg.Spec.ProviderConfigReference, mg.Spec.ConnectionRef)
-}
-
-// SetProviderConfigReference of this VirtualMachine.
-func (mg *VirtualMachine) SetProviderConfigReference(r *xpv2.ProviderConfigReference) {
-	mg.Spec.ProviderConfigReference = r
-}
-
-// GetWriteConnectionSecretToReference of this VirtualMachine.
-func (mg *VirtualMachine) GetWriteConnectionSecretToReference() *xpv2.LocalSecretReference {
-	return mg.Spec.WriteConnectionSecretToReference
-}
-
-// SetWriteConnectionSecretToReference of this VirtualMachine.
-func (mg *VirtualMachine) SetWriteConnectionSecretToReference(r *xpv2.LocalSecretReference) {
-	mg.Spec.WriteConnectionSecretToReference = r
-}
-
-// GetItems of this VirtualMachineList.
-func (l *VirtualMachineList) GetItems() []resource.Managed {
-	items := make([]resource.Managed, len(l.Items))
-	for i := range l.Items {
-		items[i] = &l.Items[i]
-	}
-	return items
 }
 
 // CloudInit returns the cloud-init configuration wherever the manifest put

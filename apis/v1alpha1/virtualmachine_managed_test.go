@@ -16,109 +16,7 @@ limitations under the License.
 
 package v1alpha1
 
-import (
-	"testing"
-
-	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
-)
-
-func TestGetProviderConfigReference(t *testing.T) {
-	cases := map[string]struct {
-		spec VirtualMachineSpec
-		want *xpv2.ProviderConfigReference
-	}{
-		"ProviderConfigRefWins": {
-			spec: VirtualMachineSpec{
-				ProviderConfigReference: &xpv2.ProviderConfigReference{Kind: "ProxmoxConnection", Name: "pcr"},
-				ConnectionRef:           &ConnectionReference{Name: "conn"},
-			},
-			want: &xpv2.ProviderConfigReference{Kind: "ProxmoxConnection", Name: "pcr"},
-		},
-		"ProviderConfigRefAlone": {
-			spec: VirtualMachineSpec{ProviderConfigReference: &xpv2.ProviderConfigReference{Kind: "ProxmoxConnection", Name: "pcr"}},
-			want: &xpv2.ProviderConfigReference{Kind: "ProxmoxConnection", Name: "pcr"},
-		},
-		"ConnectionRefWhenNoProviderConfigRef": {
-			spec: VirtualMachineSpec{ConnectionRef: &ConnectionReference{Name: "conn"}},
-			want: &xpv2.ProviderConfigReference{Kind: "ProxmoxConnection", Name: "conn"},
-		},
-		"DefaultWhenNeither": {
-			spec: VirtualMachineSpec{},
-			want: &xpv2.ProviderConfigReference{Kind: "ProxmoxConnection", Name: "default"},
-		},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			vm := &VirtualMachine{Spec: tc.spec}
-			if diff := cmp.Diff(tc.want, vm.GetProviderConfigReference()); diff != "" {
-				t.Errorf("GetProviderConfigReference(): -want, +got:\n%s", diff)
-			}
-		})
-	}
-}
-
-func TestGetProviderConfigReferenceReturnsACopy(t *testing.T) {
-	vm := &VirtualMachine{Spec: VirtualMachineSpec{
-		ProviderConfigReference: &xpv2.ProviderConfigReference{Kind: "ProxmoxConnection", Name: "pcr"},
-	}}
-	vm.GetProviderConfigReference().Name = "changed"
-	if got := vm.Spec.ProviderConfigReference.Name; got != "pcr" {
-		t.Errorf("changing the returned reference changed spec: providerConfigRef.name = %q", got)
-	}
-}
-
-func TestSetProviderConfigReference(t *testing.T) {
-	vm := &VirtualMachine{Spec: VirtualMachineSpec{ConnectionRef: &ConnectionReference{Name: "conn"}}}
-	vm.SetProviderConfigReference(&xpv2.ProviderConfigReference{Kind: "ProxmoxConnection", Name: "other"})
-	if got := vm.GetProviderConfigReference().Name; got != "other" {
-		t.Errorf("after SetProviderConfigReference, GetProviderConfigReference().Name = %q, want other", got)
-	}
-}
-
-func TestGetManagementPolicies(t *testing.T) {
-	all := xpv2.ManagementPolicies{xpv2.ManagementActionAll}
-	observe := xpv2.ManagementPolicies{xpv2.ManagementActionObserve}
-	cases := map[string]struct {
-		mode string
-		spec xpv2.ManagementPolicies
-		want xpv2.ManagementPolicies
-	}{
-		"NoAnnotation":              {spec: all, want: all},
-		"Reconcile":                 {mode: ReconcileModeReconcile, spec: all, want: all},
-		"UnknownModeNarrowsNothing": {mode: "Sometimes", spec: all, want: all},
-		"WatchOnly":                 {mode: ReconcileModeWatchOnly, spec: all, want: observe},
-		"EnsureExists": {
-			mode: ReconcileModeEnsureExists, spec: all,
-			want: xpv2.ManagementPolicies{xpv2.ManagementActionObserve, xpv2.ManagementActionCreate, xpv2.ManagementActionDelete},
-		},
-		"EnsureExistsKeepsOrphaning": {
-			mode: ReconcileModeEnsureExists,
-			spec: xpv2.ManagementPolicies{xpv2.ManagementActionObserve, xpv2.ManagementActionCreate, xpv2.ManagementActionUpdate},
-			want: xpv2.ManagementPolicies{xpv2.ManagementActionObserve, xpv2.ManagementActionCreate},
-		},
-		"DisablePauses":          {mode: ReconcileModeDisable, spec: all, want: xpv2.ManagementPolicies{}},
-		"WatchOnlyOnObserveOnly": {mode: ReconcileModeWatchOnly, spec: observe, want: observe},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			vm := &VirtualMachine{Spec: VirtualMachineSpec{ManagementPolicies: tc.spec}}
-			if tc.mode != "" {
-				vm.SetAnnotations(map[string]string{AnnotationReconcileMode: tc.mode})
-			}
-			got := vm.GetManagementPolicies()
-			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
-				t.Errorf("GetManagementPolicies(): -want, +got:\n%s", diff)
-			}
-			if tc.want != nil && len(tc.want) == 0 && got == nil {
-				t.Errorf("GetManagementPolicies() = nil, want an empty (pausing) list")
-			}
-		})
-	}
-}
+import "testing"
 
 func TestSpecDefaultsWhenUnset(t *testing.T) {
 	s := VirtualMachineSpec{Template: &VirtualMachineCloneSpec{}}
@@ -185,20 +83,5 @@ func TestCloudInitAndHardwareFollowTheMode(t *testing.T) {
 				t.Errorf("Hardware().Cores = %d, want %d", hw.Cores, tc.wantCores)
 			}
 		})
-	}
-}
-
-func TestVirtualMachineListGetItems(t *testing.T) {
-	l := &VirtualMachineList{Items: []VirtualMachine{
-		{ObjectMeta: metav1.ObjectMeta{Name: "a"}},
-		{ObjectMeta: metav1.ObjectMeta{Name: "b"}},
-	}}
-	items := l.GetItems()
-	if len(items) != 2 || items[0].GetName() != "a" || items[1].GetName() != "b" {
-		t.Fatalf("GetItems() = %v, want a and b", items)
-	}
-	items[0].SetName("changed")
-	if l.Items[0].Name != "changed" {
-		t.Error("GetItems() returned copies, want pointers into the list")
 	}
 }

@@ -379,45 +379,16 @@ type CloudInitConfig struct {
 // parameters sit directly under spec, with kubemox's names, so kubemox
 // manifests apply unchanged.
 //
-// The Crossplane fields (providerConfigRef, writeConnectionSecretToRef,
-// managementPolicies) have the JSON of Crossplane's ManagedResourceSpec but
-// are declared here, because the embedded type defaults providerConfigRef to
-// a ClusterProviderConfig and defaults apply before validation: a
-// connectionRef-only manifest would then disagree with that default. The
-// reference is resolved in code instead (see GetProviderConfigReference).
-//
-// +kubebuilder:validation:XValidation:rule="!has(self.providerConfigRef) || self.providerConfigRef.kind == 'ProxmoxConnection'",message="providerConfigRef.kind must be ProxmoxConnection"
-// +kubebuilder:validation:XValidation:rule="!(has(self.providerConfigRef) && has(self.connectionRef)) || self.providerConfigRef.name == self.connectionRef.name",message="providerConfigRef.name and connectionRef.name must name the same ProxmoxConnection when both are set"
 // +kubebuilder:validation:XValidation:rule="!(has(self.template) && has(self.vmSpec))",message="template and vmSpec are mutually exclusive: set template to clone, or vmSpec to create from scratch"
 // +kubebuilder:validation:XValidation:rule="has(self.template) || has(self.vmSpec) || (has(self.managementPolicies) && self.managementPolicies == ['Observe'])",message="one of template or vmSpec is required, unless managementPolicies is [\"Observe\"] (import)"
 // +kubebuilder:validation:XValidation:rule="has(self.name) || (has(self.managementPolicies) && self.managementPolicies == ['Observe'])",message="name is required, unless managementPolicies is [\"Observe\"] (import)"
 // +kubebuilder:validation:XValidation:rule="has(self.nodeName) || (has(self.managementPolicies) && self.managementPolicies == ['Observe'])",message="nodeName is required, unless managementPolicies is [\"Observe\"] (import)"
 // +kubebuilder:validation:XValidation:rule="!has(self.cloudInitConfig) || !((has(self.template) && has(self.template.cloudInitConfig)) || (has(self.vmSpec) && has(self.vmSpec.cloudInitConfig)))",message="cloudInitConfig may be set in one place only: spec.cloudInitConfig, spec.template.cloudInitConfig or spec.vmSpec.cloudInitConfig"
 type VirtualMachineSpec struct {
-	// WriteConnectionSecretToReference names a Secret in this namespace to
-	// which the VM's connection details (vmid, node, name, ipAddress,
-	// endpoint, cloud-init username and password) are written.
-	// +optional
-	WriteConnectionSecretToReference *xpv2.LocalSecretReference `json:"writeConnectionSecretToRef,omitempty"`
-
-	// ProviderConfigReference names the ProxmoxConnection to use. Its kind
-	// must be ProxmoxConnection. When omitted, connectionRef is used, else the
-	// connection named "default". There is deliberately no default here.
-	// +optional
-	ProviderConfigReference *xpv2.ProviderConfigReference `json:"providerConfigRef,omitempty"`
-
-	// ManagementPolicies specify the actions the provider may take on the
-	// Proxmox VM. ["Observe"] imports an existing VM (set the
-	// crossplane.io/external-name annotation to its VMID); leaving Delete out
-	// keeps the VM when this resource is deleted.
-	// +kubebuilder:default={"*"}
-	// +optional
-	ManagementPolicies xpv2.ManagementPolicies `json:"managementPolicies,omitempty"`
-
-	// ConnectionRef names the ProxmoxConnection to use (kubemox's field).
-	// Equivalent to providerConfigRef {kind: ProxmoxConnection, name}.
-	// +optional
-	ConnectionRef *ConnectionReference `json:"connectionRef,omitempty"`
+	// The connection, management policies and connection-detail Secret
+	// (vmid, node, name, ipAddress, endpoint, cloud-init username and
+	// password are written to it).
+	ResourceSpec `json:",inline"`
 
 	// Name of the VM in Proxmox VE (a DNS name).
 	// +kubebuilder:validation:MinLength=1

@@ -82,12 +82,14 @@ func cloneVM(i int) *v1alpha1.VirtualMachine {
 	return &v1alpha1.VirtualMachine{
 		ObjectMeta: metav1.ObjectMeta{Namespace: vmNamespace, Name: name},
 		Spec: v1alpha1.VirtualMachineSpec{
-			ConnectionRef: &v1alpha1.ConnectionReference{Name: connectionName},
-			Name:          name, NodeName: vmNode,
+			ResourceSpec: v1alpha1.ResourceSpec{
+				ConnectionRef:                    &v1alpha1.ConnectionReference{Name: connectionName},
+				WriteConnectionSecretToReference: &xpv2.LocalSecretReference{Name: name + "-conn"},
+			},
+			Name: name, NodeName: vmNode,
 			Template: &v1alpha1.VirtualMachineCloneSpec{Name: templateName, VirtualMachineHardware: v1alpha1.VirtualMachineHardware{
 				Cores: 2, Socket: 1, Memory: 2048,
 			}},
-			WriteConnectionSecretToReference: &xpv2.LocalSecretReference{Name: name + "-conn"},
 		},
 	}
 }

@@ -44,8 +44,8 @@ func TestUsageTrackerStoresUsage(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "tracked", Namespace: "default"},
 		Spec: v1alpha1.VirtualMachineSpec{
 			Name: "tracked", NodeName: "pve1",
-			ConnectionRef: &v1alpha1.ConnectionReference{Name: "conn"},
-			Template:      &v1alpha1.VirtualMachineCloneSpec{Name: "tpl"},
+			ResourceSpec: v1alpha1.ResourceSpec{ConnectionRef: &v1alpha1.ConnectionReference{Name: "conn"}},
+			Template:     &v1alpha1.VirtualMachineCloneSpec{Name: "tpl"},
 		},
 	}
 	createAndCleanup(t, c, vm)

@@ -243,11 +243,13 @@ func exampleVM(form exampleForm, size v1alpha1.VirtualMachineHardware, sshKey st
 	return &v1alpha1.VirtualMachine{
 		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
 		Spec: v1alpha1.VirtualMachineSpec{
-			ProviderConfigReference:          &xpv2.ProviderConfigReference{Kind: "ProxmoxConnection", Name: "default"},
-			WriteConnectionSecretToReference: &xpv2.LocalSecretReference{Name: name + "-vm-connection"},
-			Name:                             name,
-			NodeName:                         node,
-			Template:                         clone,
+			ResourceSpec: v1alpha1.ResourceSpec{
+				ProviderConfigReference:          &xpv2.ProviderConfigReference{Kind: "ProxmoxConnection", Name: "default"},
+				WriteConnectionSecretToReference: &xpv2.LocalSecretReference{Name: name + "-vm-connection"},
+			},
+			Name:     name,
+			NodeName: node,
+			Template: clone,
 		},
 	}
 }

@@ -128,7 +128,7 @@ func cloneVM(name string) *v1alpha1.VirtualMachine {
 	return &v1alpha1.VirtualMachine{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, UID: types.UID("uid-" + name), Generation: 1},
 		Spec: v1alpha1.VirtualMachineSpec{
-			Name: name, NodeName: testNode, ManagementPolicies: xpv2.ManagementPolicies{xpv2.ManagementActionAll},
+			Name: name, NodeName: testNode, ResourceSpec: v1alpha1.ResourceSpec{ManagementPolicies: xpv2.ManagementPolicies{xpv2.ManagementActionAll}},
 			Template: &v1alpha1.VirtualMachineCloneSpec{Name: testTemplate, VirtualMachineHardware: v1alpha1.VirtualMachineHardware{
 				Cores: 4, Socket: 1, Memory: 4096,
 				Disk:    []v1alpha1.VirtualMachineDisk{{Storage: "local-lvm", Size: 20, Device: "scsi0"}},
@@ -242,7 +242,7 @@ func TestCreateScratchWithCloudInit(t *testing.T) {
 	f := newFixture(t, pvesim.Options{})
 	cr := &v1alpha1.VirtualMachine{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "scratch", UID: "uid-scratch", Generation: 3},
-		Spec: v1alpha1.VirtualMachineSpec{Name: "scratch", NodeName: testNode, ManagementPolicies: xpv2.ManagementPolicies{xpv2.ManagementActionAll}, VMSpec: &v1alpha1.VirtualMachineScratchSpec{
+		Spec: v1alpha1.VirtualMachineSpec{Name: "scratch", NodeName: testNode, ResourceSpec: v1alpha1.ResourceSpec{ManagementPolicies: xpv2.ManagementPolicies{xpv2.ManagementActionAll}}, VMSpec: &v1alpha1.VirtualMachineScratchSpec{
 			VirtualMachineHardware: v1alpha1.VirtualMachineHardware{Cores: 2, Socket: 1, Memory: 2048,
 				Disk:    []v1alpha1.VirtualMachineDisk{{Storage: "local-lvm", Size: 10, Device: "scsi0"}},
 				Network: []v1alpha1.VirtualMachineNetwork{{Model: "virtio", Bridge: "vmbr0"}}},
@@ -327,7 +327,7 @@ func TestObserve(t *testing.T) {
 		"imported guest without marker, Observe only": {
 			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
 				cr := &v1alpha1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "imp", UID: "uid-imp"},
-					Spec: v1alpha1.VirtualMachineSpec{ManagementPolicies: xpv2.ManagementPolicies{xpv2.ManagementActionObserve}}}
+					Spec: v1alpha1.VirtualMachineSpec{ResourceSpec: v1alpha1.ResourceSpec{ManagementPolicies: xpv2.ManagementPolicies{xpv2.ManagementActionObserve}}}}
 				meta.SetExternalName(cr, "302")
 				seed(t, f, 302, map[string]string{"name": "legacy", "cores": "1"})
 				return cr
@@ -583,7 +583,7 @@ func TestImportThenManageWritesMarker(t *testing.T) {
 	f := newFixture(t, pvesim.Options{})
 	seed(t, f, 610, map[string]string{"name": "legacy", "description": "owned by ops", "cores": "2"})
 	cr := &v1alpha1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "legacy", UID: "uid-legacy"},
-		Spec: v1alpha1.VirtualMachineSpec{ManagementPolicies: xpv2.ManagementPolicies{xpv2.ManagementActionAll}, EnableAutoStart: new(bool)}}
+		Spec: v1alpha1.VirtualMachineSpec{ResourceSpec: v1alpha1.ResourceSpec{ManagementPolicies: xpv2.ManagementPolicies{xpv2.ManagementActionAll}}, EnableAutoStart: new(bool)}}
 	meta.SetExternalName(cr, "610")
 	f.store(t, cr, false)
 	e := f.external()

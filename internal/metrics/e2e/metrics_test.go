@@ -225,8 +225,8 @@ func TestMetricsAfterCreateAndRotation(t *testing.T) {
 // vmSpec clones the template with its own disks and network.
 func vmSpec() v1alpha1.VirtualMachineSpec {
 	return v1alpha1.VirtualMachineSpec{
-		ConnectionRef: &v1alpha1.ConnectionReference{Name: connName},
-		Name:          vmName, NodeName: node,
+		ResourceSpec: v1alpha1.ResourceSpec{ConnectionRef: &v1alpha1.ConnectionReference{Name: connName}},
+		Name:         vmName, NodeName: node,
 		Template: &v1alpha1.VirtualMachineCloneSpec{Name: templateName, VirtualMachineHardware: v1alpha1.VirtualMachineHardware{Cores: 1, Memory: 1024}},
 	}
 }

@@ -115,7 +115,8 @@ func TestStartsWithoutCRDsAndPicksUpEachKindAsItIsServed(t *testing.T) {
 	}
 	// A VM created before its connection's kind is served.
 	vm := &v1alpha1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "early"}, Spec: v1alpha1.VirtualMachineSpec{
-		ConnectionRef: &v1alpha1.ConnectionReference{Name: "startup"}, Name: "early", NodeName: node,
+		ResourceSpec: v1alpha1.ResourceSpec{ConnectionRef: &v1alpha1.ConnectionReference{Name: "startup"}},
+		Name:         "early", NodeName: node,
 		Template: &v1alpha1.VirtualMachineCloneSpec{Name: template, VirtualMachineHardware: v1alpha1.VirtualMachineHardware{Cores: 2, Memory: 2048}},
 	}}
 	if err := kube.Create(ctx, vm); err != nil {

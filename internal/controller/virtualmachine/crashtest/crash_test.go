@@ -113,7 +113,8 @@ func newFixtureWith(t *testing.T, opts pvesim.Options) *fixture {
 
 func (f *fixture) vm(name string) *v1alpha1.VirtualMachine {
 	return &v1alpha1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: name}, Spec: v1alpha1.VirtualMachineSpec{
-		ConnectionRef: &v1alpha1.ConnectionReference{Name: f.conn}, Name: name, NodeName: node,
+		ResourceSpec: v1alpha1.ResourceSpec{ConnectionRef: &v1alpha1.ConnectionReference{Name: f.conn}},
+		Name:         name, NodeName: node,
 		Template: &v1alpha1.VirtualMachineCloneSpec{Name: templateName, VirtualMachineHardware: v1alpha1.VirtualMachineHardware{Cores: 2, Memory: 2048}},
 	}}
 }

@@ -159,8 +159,8 @@ func (hs *harness) namespace(t *testing.T) string {
 // cloneSpec is a VirtualMachine cloning the simulator's template.
 func cloneSpec(name string) v1alpha1.VirtualMachineSpec {
 	return v1alpha1.VirtualMachineSpec{
-		ConnectionRef: &v1alpha1.ConnectionReference{Name: connName},
-		Name:          name, NodeName: node,
+		ResourceSpec: v1alpha1.ResourceSpec{ConnectionRef: &v1alpha1.ConnectionReference{Name: connName}},
+		Name:         name, NodeName: node,
 		Template: &v1alpha1.VirtualMachineCloneSpec{Name: templateName, VirtualMachineHardware: v1alpha1.VirtualMachineHardware{
 			Cores: 2, Socket: 1, Memory: 2048,
 			Disk:    []v1alpha1.VirtualMachineDisk{{Storage: "local-lvm", Size: 16, Device: "scsi0"}},

@@ -138,8 +138,11 @@ func TestScratchWithCloudInitPasswordFromSecret(t *testing.T) {
 		t.Fatal(err)
 	}
 	vm := hs.create(t, &v1alpha1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ci-vm"}, Spec: v1alpha1.VirtualMachineSpec{
-		ConnectionRef: &v1alpha1.ConnectionReference{Name: connName}, Name: "ci-vm", NodeName: node,
-		WriteConnectionSecretToReference: &xpv2.LocalSecretReference{Name: "ci-vm-conn"},
+		ResourceSpec: v1alpha1.ResourceSpec{
+			ConnectionRef:                    &v1alpha1.ConnectionReference{Name: connName},
+			WriteConnectionSecretToReference: &xpv2.LocalSecretReference{Name: "ci-vm-conn"},
+		},
+		Name: "ci-vm", NodeName: node,
 		VMSpec: &v1alpha1.VirtualMachineScratchSpec{
 			VirtualMachineHardware: v1alpha1.VirtualMachineHardware{Cores: 1, Socket: 1, Memory: 1024,
 				Disk:    []v1alpha1.VirtualMachineDisk{{Storage: "local-lvm", Size: 8, Device: "scsi0"}},
@@ -236,8 +239,10 @@ func TestImportObserveOnly(t *testing.T) {
 	}
 	before, _ := hs.Sim.Guest(777)
 	vm := &v1alpha1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "legacy"}, Spec: v1alpha1.VirtualMachineSpec{
-		ConnectionRef:      &v1alpha1.ConnectionReference{Name: connName},
-		ManagementPolicies: xpv2.ManagementPolicies{xpv2.ManagementActionObserve},
+		ResourceSpec: v1alpha1.ResourceSpec{
+			ConnectionRef:      &v1alpha1.ConnectionReference{Name: connName},
+			ManagementPolicies: xpv2.ManagementPolicies{xpv2.ManagementActionObserve},
+		},
 	}}
 	meta.SetExternalName(vm, "777")
 	hs.create(t, vm)
