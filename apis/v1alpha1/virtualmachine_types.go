@@ -424,10 +424,14 @@ type VirtualMachineSpec struct {
 	DeletionProtection bool `json:"deletionProtection,omitempty"`
 
 	// EnableAutoStart starts the VM whenever it is found stopped. Defaults to
-	// true; an explicit false stays false.
+	// true; an explicit false stays false. powerState, when set, rules
+	// instead.
 	// +kubebuilder:default=true
 	// +optional
 	EnableAutoStart *bool `json:"enableAutoStart,omitempty"`
+
+	// The desired power state (powerState, shutdownTimeoutSeconds).
+	GuestPower `json:",inline"`
 
 	// RebootPolicy says whether the VM may be rebooted to apply changes
 	// Proxmox VE leaves pending: Always (the default, as kubemox) or Never
@@ -543,6 +547,7 @@ type VirtualMachineStatus struct {
 // +kubebuilder:printcolumn:name="EXTERNAL-NAME",type="string",JSONPath=".metadata.annotations.crossplane\\.io/external-name"
 // +kubebuilder:printcolumn:name="NODE",type="string",JSONPath=".status.status.node"
 // +kubebuilder:printcolumn:name="STATE",type="string",JSONPath=".status.status.state"
+// +kubebuilder:printcolumn:name="DESIRED",type="string",JSONPath=".spec.powerState"
 // +kubebuilder:printcolumn:name="IP",type="string",JSONPath=".status.status.IPAddress"
 // +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
 // +crossplane:generate:methods=false

@@ -95,9 +95,21 @@ func (s *Server) powerOff(g *guest) {
 // vmTask starts a power task for the VM named by the request; all checks run in the task
 // as in PVE's workers, so they surface as failed tasks.
 func (s *Server) vmTask(r *request, typ string, begin func(g *guest) error, finish func(g *guest, t *task) error) (any, error) {
+	return s.vmTaskLasting(r, typ, nil, begin, finish)
+}
+
+// vmTaskLasting is vmTask for a task whose run time depends on the guest: lasts, when set,
+// says how long at least (a shutdown the guest ignores waits out its timeout).
+func (s *Server) vmTaskLasting(r *request, typ string, lasts func(g *guest) time.Duration, begin func(g *guest) error,
+	finish func(g *guest, t *task) error,
+) (any, error) {
 	g, err := s.qemuGuest(r)
 	if err != nil {
 		return nil, err
+	}
+	var atLeast time.Duration
+	if lasts != nil {
+		atLeast = lasts(g)
 	}
 	lookup := func() (*guest, error) {
 		cur, ok := s.st.guests[g.VMID]
@@ -106,7 +118,7 @@ func (s *Server) vmTask(r *request, typ string, begin func(g *guest) error, fini
 		}
 		return cur, nil
 	}
-	return s.startTask(r, taskDef{Type: typ, ID: strconv.Itoa(g.VMID), Node: g.Node,
+	return s.startTask(r, taskDef{Type: typ, ID: strconv.Itoa(g.VMID), Node: g.Node, AtLeast: atLeast,
 		Begin: func(*task) error {
 			cur, err := lookup()
 			if err != nil {
@@ -155,11 +167,64 @@ func handleQemuStop(s *Server, r *request) (any, error) {
 	})
 }
 
+// defaultShutdownTimeout is how long qemu-server's _do_vm_stop waits for a guest to power off
+// when the request names no timeout.
+const defaultShutdownTimeout = 60 * time.Second
+
+// handleQemuShutdown follows qemu-server's _do_vm_stop: the guest is asked to power off
+// through its agent when one is configured, else with an ACPI power button press. A guest
+// that does not react (acpi: 0, or an agent configured but not running) fails the task with
+// PVE's message, or with forceStop is terminated after the timeout and the task ends with a
+// warning.
 func handleQemuShutdown(s *Server, r *request) (any, error) {
-	return s.vmTask(r, "qmshutdown", func(g *guest) error { return checkLock(g, r) }, func(g *guest, _ *task) error {
+	timeout := defaultShutdownTimeout
+	if v, ok := r.params["timeout"]; ok {
+		n, _ := strconv.Atoi(v) // the router validated it as an integer ≥ 0
+		timeout = time.Duration(n) * time.Second
+	}
+	force := r.bool("forceStop")
+	waits := func(g *guest) time.Duration {
+		if s.powerdownRefused(g) == nil && ignoresPowerButton(g) {
+			return timeout
+		}
+		return 0
+	}
+	return s.vmTaskLasting(r, "qmshutdown", waits, func(g *guest) error { return checkLock(g, r) }, func(g *guest, t *task) error {
+		if err := s.powerdownRefused(g); err != nil {
+			if !force {
+				return errInternal("VM quit/powerdown failed")
+			}
+			t.logf("VM quit/powerdown failed - terminating now with SIGTERM")
+			s.powerOff(g)
+			return taskWarningsError(1)
+		}
+		if ignoresPowerButton(g) {
+			if !force {
+				return errInternal("VM quit/powerdown failed - got timeout")
+			}
+			t.logf("VM still running - terminating now with SIGTERM")
+			s.powerOff(g)
+			return taskWarningsError(1)
+		}
 		s.powerOff(g)
 		return nil
 	})
+}
+
+// powerdownRefused is the error of the command that asks the guest to power off: with an
+// agent configured it goes through the agent (guest-shutdown), which fails while the agent
+// is not up.
+func (s *Server) powerdownRefused(g *guest) error {
+	if agentEnabled(g) && (g.Paused || time.Since(g.StartedAt) < s.opts.AgentStartDelay) {
+		return errInternal("QEMU guest agent is not running")
+	}
+	return nil
+}
+
+// ignoresPowerButton reports whether a guest without an agent never sees the ACPI power
+// button: PVE passes acpi: 0 to QEMU as -no-acpi.
+func ignoresPowerButton(g *guest) bool {
+	return !agentEnabled(g) && g.Config["acpi"] == "0"
 }
 
 // handleQemuReboot refuses a stopped VM synchronously. The qmreboot task ends with the VM

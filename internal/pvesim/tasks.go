@@ -41,6 +41,9 @@ type taskDef struct {
 	Begin  func(t *task) error
 	Finish func(t *task) error
 	OnFail func()
+	// AtLeast, when longer than the task type's configured duration, is how long the task
+	// runs (a shutdown that waits out its timeout).
+	AtLeast time.Duration
 }
 
 // maxTaskHistory bounds each node's finished-task history.
@@ -96,7 +99,7 @@ func (s *Server) startTaskAs(user, fault string, def taskDef) string {
 	if fault != "" {
 		finish = func(*task) error { return fmt.Errorf("%s", fault) }
 	}
-	d := s.taskDuration(def.Type)
+	d := max(s.taskDuration(def.Type), def.AtLeast)
 	if d <= 0 {
 		s.runTask(t, def.Begin, finish)
 		return t.UPID

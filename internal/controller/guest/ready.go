@@ -46,8 +46,9 @@ type Readiness struct {
 	WasReady bool
 	// Busy: PVE works on the guest (a lock, or a task of ours runs).
 	Busy bool
-	// NeedStart: the guest is stopped and should run.
-	NeedStart bool
+	// PowerDrift: the guest's power state is not the one the spec asks for
+	// (stopped and should run, or running and should be stopped).
+	PowerDrift bool
 	// Settling: a power task of ours (reboot, shutdown, stop) is under way.
 	Settling bool
 	// LastTask is the resource's status.lastTask.
@@ -56,8 +57,8 @@ type Readiness struct {
 
 // Set sets mg's Ready condition. Before the first Ready the guest must have
 // converged (configuration, power); afterwards drift being corrected does
-// not flip it, only a lock, a task, a stopped guest that should run, or a
-// failed task. A failed task shows on Ready with PVE's message while the
+// not flip it, only a lock, a task, a power state other than the spec's, or
+// a failed task. A failed task shows on Ready with PVE's message while the
 // work it was for is still undone.
 func (r Readiness) Set(mg resource.Managed) {
 	gen := mg.GetGeneration()
@@ -70,7 +71,7 @@ func (r Readiness) Set(mg resource.Managed) {
 	case !r.Manage:
 		ready = !r.Busy
 	case r.WasReady:
-		ready = !r.Busy && !r.NeedStart
+		ready = !r.Busy && !r.PowerDrift
 	default:
 		ready = !r.Busy && r.Converged && !r.Settling
 	}

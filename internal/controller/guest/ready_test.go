@@ -38,7 +38,7 @@ func TestReadinessSet(t *testing.T) {
 		"NotYet":            {reason: "Before the first Ready, unconverged is Creating.", r: Readiness{Manage: true}, status: corev1.ConditionFalse, why: xpv2.ReasonCreating},
 		"SettlingFirst":     {reason: "Before the first Ready, a reboot of ours under way is Creating.", r: Readiness{Manage: true, Converged: true, Settling: true}, status: corev1.ConditionFalse, why: xpv2.ReasonCreating},
 		"DriftAfterReady":   {reason: "Drift being corrected does not flip Ready.", r: Readiness{Manage: true, WasReady: true}, status: corev1.ConditionTrue, why: xpv2.ReasonAvailable},
-		"StoppedAfter":      {reason: "A stopped guest that should run is Unavailable once it was Ready.", r: Readiness{Manage: true, WasReady: true, NeedStart: true}, status: corev1.ConditionFalse, why: xpv2.ReasonUnavailable},
+		"StoppedAfter":      {reason: "A power state other than the spec's (stopped that should run, running that should be stopped) is Unavailable once it was Ready.", r: Readiness{Manage: true, WasReady: true, PowerDrift: true}, status: corev1.ConditionFalse, why: xpv2.ReasonUnavailable},
 		"ObserveOnlyBusy":   {reason: "Observe-only: Ready unless PVE works on the guest.", r: Readiness{Busy: true}, status: corev1.ConditionFalse, why: xpv2.ReasonCreating},
 		"FailedTask":        {reason: "A failed task shows while its work is undone.", r: Readiness{Manage: true, WasReady: true, LastTask: failed}, status: corev1.ConditionFalse, why: xpv2.ReasonUnavailable},
 		"FailedButDone":     {reason: "A failed task no longer matters once converged.", r: Readiness{Manage: true, Converged: true, LastTask: failed}, status: corev1.ConditionTrue, why: xpv2.ReasonAvailable},

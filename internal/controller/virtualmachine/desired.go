@@ -50,8 +50,12 @@ type desired struct {
 	User     string
 	Password *password
 
-	Running     bool
-	AllowReboot bool
+	// Running: a stopped guest is started; Stopped: a running guest is shut
+	// down (gracefully, then stopped after ShutdownTimeout seconds).
+	Running         bool
+	Stopped         bool
+	ShutdownTimeout int
+	AllowReboot     bool
 }
 
 // desiredFrom reads the spec (and the passwordFrom Secret, straight from the
@@ -59,11 +63,13 @@ type desired struct {
 func desiredFrom(ctx context.Context, kube client.Reader, cr *v1alpha1.VirtualMachine) (desired, error) {
 	s := &cr.Spec
 	d := desired{
-		Spec:        pve.VMSpec{Name: s.Name, AdditionalConfig: s.AdditionalConfig},
-		Node:        s.NodeName,
-		FullClone:   s.IsFullClone(),
-		Running:     s.AutoStart(),
-		AllowReboot: s.MayReboot(),
+		Spec:            pve.VMSpec{Name: s.Name, AdditionalConfig: s.AdditionalConfig},
+		Node:            s.NodeName,
+		FullClone:       s.IsFullClone(),
+		Running:         s.KeepsRunning(s.AutoStart()),
+		Stopped:         s.KeepsStopped(),
+		ShutdownTimeout: s.ShutdownTimeout(),
+		AllowReboot:     s.MayReboot(),
 	}
 	if s.IsClone() {
 		d.Source = s.Template.Name

@@ -69,6 +69,7 @@ type observation struct {
 	needMarker  bool
 	needPass    bool
 	needStart   bool
+	needStop    bool
 	needReboot  bool
 	pendingKeys []string
 	// current is status/current, read at most once per reconcile: Update
@@ -95,8 +96,12 @@ func (o *observation) actionable() bool {
 
 // converged reports whether the guest needs no change (refusals aside).
 func (o *observation) converged() bool {
-	return o.plan.Empty() && !o.needMarker && !o.needPass && !o.needStart && !o.needReboot
+	return o.plan.Empty() && !o.needMarker && !o.needPass && !o.powerDrift() && !o.needReboot
 }
+
+// powerDrift reports whether the guest's power state is not the one the
+// spec asks for.
+func (o *observation) powerDrift() bool { return o.needStart || o.needStop }
 
 // Observe implements managed.TypedExternalClient.
 func (e *external) Observe(ctx context.Context, cr *v1alpha1.VirtualMachine) (managed.ExternalObservation, error) {
@@ -193,7 +198,7 @@ func (e *external) observeOwned(ctx context.Context, cr *v1alpha1.VirtualMachine
 		return managed.ExternalObservation{}, err
 	}
 	o.want = want
-	running, err := e.powerState(ctx, o, row, want.Running)
+	running, err := e.powerState(ctx, o, row, want)
 	if err != nil {
 		return managed.ExternalObservation{}, err
 	}
@@ -204,14 +209,17 @@ func (e *external) observeOwned(ctx context.Context, cr *v1alpha1.VirtualMachine
 	o.needPass = passwordNeedsApply(cr, want.Password)
 	o.pendingKeys = e.pendingKeys(ctx, cr, o)
 	o.needStart = want.Running && !running && !rebootUnderway(cr)
-	o.needReboot = running && want.AllowReboot && len(o.pendingKeys) > 0 && !rebootUnderway(cr)
+	o.needStop = want.Stopped && running && !rebootUnderway(cr)
+	// A guest kept stopped is stopped rather than rebooted: what is pending
+	// takes effect at its next start.
+	o.needReboot = running && !want.Stopped && want.AllowReboot && len(o.pendingKeys) > 0 && !rebootUnderway(cr)
 	cr.Status.PendingChanges = o.pendingKeys
 
 	e.observeAgent(ctx, cr, o)
 	e.fillStatus(cr, o, row)
 	guest.Readiness{
 		Manage: manage, Converged: o.converged(), WasReady: o.wasReady, Busy: o.busy(),
-		NeedStart: o.needStart, Settling: rebootUnderway(cr), LastTask: cr.Status.LastTask,
+		PowerDrift: o.powerDrift(), Settling: rebootUnderway(cr), LastTask: cr.Status.LastTask,
 	}.Set(cr)
 
 	// Nothing can change while PVE works on the guest.
@@ -248,11 +256,12 @@ func rebootUnderway(cr *v1alpha1.VirtualMachine) bool {
 	return guest.TaskUnderwayOfType(cr.Status.LastTask, qemuPowerTasks...)
 }
 
-// powerState reads whether the guest runs: from the listing when it knows
-// and agrees with the spec, else from status/current (a new guest lists as
-// "unknown", and the listing may predate our own start).
-func (e *external) powerState(ctx context.Context, o *observation, row *pve.Resource, wantRunning bool) (bool, error) {
-	if row != nil && (row.Status == "running" || (row.Status == "stopped" && !wantRunning)) {
+// powerState reads whether the guest runs: from the listing when what it
+// says asks for no power action, else from status/current (a new guest
+// lists as "unknown", and the listing may predate our own start or
+// shutdown).
+func (e *external) powerState(ctx context.Context, o *observation, row *pve.Resource, want desired) (bool, error) {
+	if row != nil && listingSuffices(row.Status, want) {
 		return row.Status == "running", nil
 	}
 	st, err := o.current.Get(ctx, e.cl, o.ref)
@@ -260,6 +269,19 @@ func (e *external) powerState(ctx context.Context, o *observation, row *pve.Reso
 		return false, err
 	}
 	return st.Running(), nil
+}
+
+// listingSuffices reports whether a guest's lagging listing status can be
+// acted on as it is: only when it asks for no power action.
+func listingSuffices(status string, want desired) bool {
+	switch status {
+	case "running":
+		return !want.Stopped
+	case "stopped":
+		return !want.Running
+	default:
+		return false
+	}
 }
 
 // pendingKeys lists what waits for a reboot: keys PVE holds pending, plus
