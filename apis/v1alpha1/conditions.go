@@ -40,3 +40,16 @@ const (
 	// ReasonInvalidEndpoint: the endpoint could not be parsed into a URL.
 	ReasonInvalidEndpoint xpv2.ConditionReason = "InvalidEndpoint"
 )
+
+// TypeMigrated is a guest's condition about its last migration: absent until
+// the provider migrates it, then Unknown (Migrating) while one runs, True
+// (Migrated) once it arrived, False (MigrationFailed, with PVE's reason) when
+// PVE refused or aborted it and the guest stayed where it was.
+const TypeMigrated xpv2.ConditionType = "Migrated"
+
+// Reasons of the Migrated condition.
+const (
+	ReasonMigrating       xpv2.ConditionReason = "Migrating"
+	ReasonMigrated        xpv2.ConditionReason = "Migrated"
+	ReasonMigrationFailed xpv2.ConditionReason = "MigrationFailed"
+)

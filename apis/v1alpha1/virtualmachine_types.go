@@ -433,6 +433,9 @@ type VirtualMachineSpec struct {
 	// The desired power state (powerState, shutdownTimeoutSeconds).
 	GuestPower `json:",inline"`
 
+	// How a change of nodeName moves the VM (migrationPolicy).
+	GuestMigration `json:",inline"`
+
 	// RebootPolicy says whether the VM may be rebooted to apply changes
 	// Proxmox VE leaves pending: Always (the default, as kubemox) or Never
 	// (the pending keys are shown in status.pendingChanges instead).
@@ -528,6 +531,10 @@ type VirtualMachineStatus struct {
 	// is under way).
 	// +optional
 	PendingChanges []string `json:"pendingChanges,omitempty"`
+
+	// Where the spec last asked the VM to be, and the last migration
+	// (requestedNode, lastMigration).
+	GuestPlacement `json:",inline"`
 
 	// LastTask is the last Proxmox VE task started for this VM.
 	// +optional

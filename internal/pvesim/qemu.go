@@ -50,6 +50,7 @@ func registerQemuRoutes(r *router) {
 		pInt("bwlimit").min(0), pString("description"), pEnum("format", "raw", "qcow2", "vmdk"), pBool("full"),
 		pDNSName("name"), pString("pool"), pString("snapname"), pString("storage"), pString("target"))}, handleQemuClone)
 	registerQemuPowerRoutes(r, base, nv)
+	registerQemuMigrateRoutes(r, base, nv)
 	registerQemuSnapshotRoutes(r, base, nv)
 	registerQemuGuestRoutes(r, base, nv)
 }

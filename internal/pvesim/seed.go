@@ -14,6 +14,8 @@ type GuestSeed struct {
 	Config   map[string]string `json:"config,omitempty"`
 	Running  bool              `json:"running,omitempty"`
 	Template bool              `json:"template,omitempty"`
+	// HAManaged puts the guest under HA (ha-manager add vm:<vmid>).
+	HAManaged bool `json:"haManaged,omitempty"`
 }
 
 // GuestView is a copy of a guest's state.
@@ -75,6 +77,7 @@ func (s *Server) addSeed(seed GuestSeed) error {
 		s.makeTemplate(g)
 	}
 	g.CIApplied = ciKeys(g.Config)
+	g.HAManaged = seed.HAManaged
 	if seed.Running && !seed.Template {
 		g.Status = StatusRunning
 		g.StartedAt = time.Now().Add(-time.Minute)
@@ -213,4 +216,17 @@ func (s *Server) moveVolumes(g *guest, node string) {
 			dst.addVolume(v)
 		}
 	}
+}
+
+// ManageHA puts an existing guest under HA (ha-manager add) or takes it out.
+func (s *Server) ManageHA(vmid int, managed bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g, ok := s.st.guests[vmid]
+	if !ok {
+		return errInternal("VM %d does not exist", vmid)
+	}
+	g.HAManaged = managed
+	s.touch(g)
+	return nil
 }

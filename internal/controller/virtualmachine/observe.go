@@ -70,6 +70,9 @@ type observation struct {
 	needPass    bool
 	needStart   bool
 	needStop    bool
+	migration   guest.MigrationDecision
+	// moving: a migration we started has not arrived yet.
+	moving      bool
 	needReboot  bool
 	pendingKeys []string
 	// current is status/current, read at most once per reconcile: Update
@@ -96,7 +99,7 @@ func (o *observation) actionable() bool {
 
 // converged reports whether the guest needs no change (refusals aside).
 func (o *observation) converged() bool {
-	return o.plan.Empty() && !o.needMarker && !o.needPass && !o.powerDrift() && !o.needReboot
+	return o.plan.Empty() && !o.needMarker && !o.needPass && !o.powerDrift() && !o.needReboot && o.migration == guest.NoMigration && !o.moving
 }
 
 // powerDrift reports whether the guest's power state is not the one the
@@ -208,11 +211,18 @@ func (e *external) observeOwned(ctx context.Context, cr *v1alpha1.VirtualMachine
 	o.needMarker = manage && (o.own == guest.MineNewUID || o.own == guest.Imported)
 	o.needPass = passwordNeedsApply(cr, want.Password)
 	o.pendingKeys = e.pendingKeys(ctx, cr, o)
-	o.needStart = want.Running && !running && !rebootUnderway(cr)
-	o.needStop = want.Stopped && running && !rebootUnderway(cr)
+	if manage {
+		p := e.placement(cr)
+		o.migration = p.Observe(o.ref.Node, running, time.Now())
+		o.moving = p.Underway()
+	}
+	migrationAsked := o.migration != guest.NoMigration
+	// A guest about to move is started on its target, not before.
+	o.needStart = want.Running && !running && !rebootUnderway(cr) && !migrationAsked
+	o.needStop = (want.Stopped || o.migration == guest.StopThenMigrate) && running && !rebootUnderway(cr)
 	// A guest kept stopped is stopped rather than rebooted: what is pending
-	// takes effect at its next start.
-	o.needReboot = running && !want.Stopped && want.AllowReboot && len(o.pendingKeys) > 0 && !rebootUnderway(cr)
+	// takes effect at its next start (as it does for one about to move).
+	o.needReboot = running && !want.Stopped && !migrationAsked && want.AllowReboot && len(o.pendingKeys) > 0 && !rebootUnderway(cr)
 	cr.Status.PendingChanges = o.pendingKeys
 
 	e.observeAgent(ctx, cr, o)

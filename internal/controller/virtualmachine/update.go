@@ -41,6 +41,11 @@ func (e *external) Update(ctx context.Context, cr *v1alpha1.VirtualMachine) (man
 	if !o.actionable() {
 		return managed.ExternalUpdate{}, nil
 	}
+	if o.migration == guest.MigrateNow {
+		// Before any configuration change: PVE locks the VM while it moves.
+		e.migrate(ctx, cr, o)
+		return managed.ExternalUpdate{}, nil
+	}
 	changed, err := e.applyConfig(ctx, cr, o)
 	if err != nil || changed {
 		return managed.ExternalUpdate{}, err

@@ -1,0 +1,60 @@
+/*
+Copyright 2026 The provider-proxmox Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package virtualmachine
+
+import (
+	"context"
+	"time"
+
+	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
+	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
+	"github.com/kubemox/provider-proxmox/internal/controller/guest"
+)
+
+// placement decides and records this VM's migrations (spec.nodeName against
+// status.requestedNode).
+func (e *external) placement(cr *v1alpha1.VirtualMachine) guest.Placement {
+	return guest.Placement{Record: e.record, Object: cr, Status: &cr.Status.GuestPlacement, LastTask: cr.Status.LastTask,
+		SpecNode: cr.Spec.NodeName, Policy: cr.Spec.Policy(), Noun: "VM"}
+}
+
+// migrate starts the move to spec.nodeName: online when the VM runs (its
+// local disks moving along), offline when it is stopped. A refusal (a
+// storage missing on the target, say) is recorded on the Migrated condition
+// and not retried until the spec changes; a lock is retried quietly.
+func (e *external) migrate(ctx context.Context, cr *v1alpha1.VirtualMachine, o *observation) {
+	m := pve.Migration{Target: cr.Spec.NodeName, Online: o.running, TargetStorage: diskStorage(cr)}
+	p := e.placement(cr)
+	upid, err := e.cl.MigrateGuest(ctx, o.ref, m)
+	if err != nil {
+		if !pve.IsLocked(err) {
+			p.Refused(o.ref.Node, m.Online, err, time.Now())
+		}
+		return
+	}
+	guest.RecordTask(&cr.Status.LastTask, upid)
+	p.Started(o.ref.Node, m.Online, upid, time.Now())
+}
+
+// diskStorage is the storage the spec puts the VM's disks on, where a
+// migration moves its local disks ("" keeps their storage IDs).
+func diskStorage(cr *v1alpha1.VirtualMachine) string {
+	if hw := cr.Spec.Hardware(); hw != nil && len(hw.Disk) > 0 {
+		return hw.Disk[0].Storage
+	}
+	return ""
+}

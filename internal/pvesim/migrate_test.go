@@ -1,0 +1,109 @@
+package pvesim_test
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kubemox/provider-proxmox/internal/pvesim"
+)
+
+// Migration as qemu-server does it: early checks answer the request, the worker's scan fails
+// the task (the reason in the log, "migration aborted" as its exit status), and a successful
+// migration moves the guest and its local volumes to the target, keeping its power state.
+func TestMigrateFollowsQemuServer(t *testing.T) {
+	sim := startSim(t, pvesim.Options{Nodes: []string{"pve", "other"}, SharedStorage: "shared",
+		TaskDurations: map[string]time.Duration{"qmigrate": 200 * time.Millisecond}})
+	seed := func(vmid int, running, ha bool, cfg map[string]string) {
+		t.Helper()
+		cfg["name"] = "g"
+		if err := sim.AddGuest(pvesim.GuestSeed{Node: "pve", VMID: vmid, Running: running, HAManaged: ha, Config: cfg}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seed(600, true, false, map[string]string{"scsi0": "shared:4"})
+	seed(601, true, false, map[string]string{"scsi0": "shared:4"})
+	seed(602, true, false, map[string]string{"scsi0": "local-lvm:4"})
+	seed(603, true, false, map[string]string{"scsi0": "local-lvm:4"})
+	seed(604, false, false, map[string]string{"scsi0": "local-lvm:4"})
+	seed(605, true, false, map[string]string{"scsi0": "shared:4", "hostpci0": "0000:01:00.0"})
+	seed(606, true, true, map[string]string{"scsi0": "shared:4"})
+	if err := sim.AddVolume("pve", "local:iso/debian.iso"); err != nil {
+		t.Fatal(err)
+	}
+	seed(607, false, false, map[string]string{"scsi0": "shared:4", "ide2": "local:iso/debian.iso,media=cdrom"})
+
+	cases := map[string]struct {
+		reason     string
+		vmid       string
+		params     string
+		wantStatus int
+		wantMsg    string
+		wantExit   string
+		wantLog    string
+		wantNode   string
+		wantPower  string
+	}{
+		"LiveOnSharedStorage": {reason: "A running VM on shared storage moves online and keeps running.",
+			vmid: "600", params: "target=other&online=1", wantExit: "OK", wantLog: "migration finished successfully", wantNode: "other", wantPower: "running"},
+		"RunningWithoutOnline": {reason: "migrate_vm refuses a running VM without online before forking.",
+			vmid: "601", params: "target=other", wantStatus: http.StatusInternalServerError, wantMsg: "can't migrate running VM without --online", wantNode: "pve"},
+		"TargetIsLocal": {reason: "The target may not be the source node (a parameter error).",
+			vmid: "601", params: "target=pve&online=1", wantStatus: http.StatusBadRequest, wantMsg: "Parameter verification failed.", wantNode: "pve"},
+		"NoSuchNode": {reason: "An unknown target is refused before forking.",
+			vmid: "601", params: "target=nowhere&online=1", wantStatus: http.StatusInternalServerError, wantMsg: "no such cluster node 'nowhere'", wantNode: "pve"},
+		"LiveWithLocalDisk": {reason: "A live migration of local disks needs with-local-disks: the scan fails the task, the cause in the log.",
+			vmid: "602", params: "target=other&online=1", wantExit: "migration aborted",
+			wantLog: "can't live migrate attached local disks without with-local-disks option", wantNode: "pve", wantPower: "running"},
+		"LiveWithLocalDisksAllowed": {reason: "with-local-disks moves the local disk along.",
+			vmid: "603", params: "target=other&online=1&with-local-disks=1", wantExit: "OK", wantNode: "other", wantPower: "running"},
+		"OfflineWithLocalDisk": {reason: "A stopped VM's local disks move with an offline migration.",
+			vmid: "604", params: "target=other", wantExit: "OK", wantNode: "other", wantPower: "stopped"},
+		"LocalDevice": {reason: "A passed-through PCI device ties a VM to its node: the worker's prepare fails the task.",
+			vmid: "605", params: "target=other&online=1", wantExit: "can't migrate VM which uses local devices: hostpci0", wantNode: "pve", wantPower: "running"},
+		"LocalCDROM": {reason: "An ISO on local storage in a CD-ROM drive blocks the migration.",
+			vmid: "607", params: "target=other", wantExit: "migration aborted", wantLog: "can't migrate local disk 'local:iso/debian.iso': local cdrom image", wantNode: "pve", wantPower: "stopped"},
+		"HAManaged": {reason: "An HA resource is handed to the HA manager (hamigrate), which then migrates it.",
+			vmid: "606", params: "target=other&online=1", wantExit: "OK", wantLog: "Requesting HA migration for VM 606 to node other", wantNode: "other", wantPower: "running"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			res := rawCall(t, sim, http.MethodPost, "/nodes/pve/qemu/"+tc.vmid+"/migrate",
+				"application/x-www-form-urlencoded", tc.params, tokenHeader())
+			if tc.wantStatus != 0 {
+				if res.Status != tc.wantStatus || strings.TrimSpace(res.message()) != tc.wantMsg {
+					t.Fatalf("%s\nanswer %d %q, want %d %q", tc.reason, res.Status, res.message(), tc.wantStatus, tc.wantMsg)
+				}
+				if tc.wantStatus == http.StatusBadRequest && res.errors()["target"] != "target is local node." {
+					t.Errorf("parameter errors %v, want target: target is local node.", res.errors())
+				}
+			} else {
+				var upid string
+				if res.Status != http.StatusOK || jsonUnmarshal(res.Body["data"], &upid) != nil {
+					t.Fatalf("%s\nmigrate: %d %s", tc.reason, res.Status, res.Text)
+				}
+				var status map[string]any
+				eventually(t, "the migration task ends", func() bool {
+					status = getMap(t, sim, "/nodes/pve/tasks/"+url.PathEscape(upid)+"/status")
+					return status["status"] == "stopped"
+				})
+				if status["exitstatus"] != tc.wantExit {
+					t.Errorf("%s\nexit status %q, want %q", tc.reason, status["exitstatus"], tc.wantExit)
+				}
+				if log := taskLogText(t, sim, upid); tc.wantLog != "" && !strings.Contains(log, tc.wantLog) {
+					t.Errorf("%s\ntask log %q lacks %q", tc.reason, log, tc.wantLog)
+				}
+			}
+			id := map[string]int{"600": 600, "601": 601, "602": 602, "603": 603, "604": 604, "605": 605, "606": 606, "607": 607}[tc.vmid]
+			eventually(t, "the guest on "+tc.wantNode, func() bool {
+				g, _ := sim.Guest(id)
+				return g.Node == tc.wantNode && g.Config["lock"] == ""
+			})
+			if g, _ := sim.Guest(id); tc.wantPower != "" && g.Status != tc.wantPower {
+				t.Errorf("%s\npower %s, want %s", tc.reason, g.Status, tc.wantPower)
+			}
+		})
+	}
+}
