@@ -14,6 +14,8 @@ type GuestSeed struct {
 	Config   map[string]string `json:"config,omitempty"`
 	Running  bool              `json:"running,omitempty"`
 	Template bool              `json:"template,omitempty"`
+	// Pool the guest is a member of.
+	Pool string `json:"pool,omitempty"`
 	// HAManaged puts the guest under HA (ha-manager add vm:<vmid>).
 	HAManaged bool `json:"haManaged,omitempty"`
 }
@@ -77,6 +79,7 @@ func (s *Server) addSeed(seed GuestSeed) error {
 		s.makeTemplate(g)
 	}
 	g.CIApplied = ciKeys(g.Config)
+	g.Pool = seed.Pool
 	g.HAManaged = seed.HAManaged
 	if seed.Running && !seed.Template {
 		g.Status = StatusRunning

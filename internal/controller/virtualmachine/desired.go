@@ -18,6 +18,8 @@ package virtualmachine
 
 import (
 	"context"
+	"maps"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -111,6 +113,21 @@ func hardwareInto(s *pve.VMSpec, hw *v1alpha1.VirtualMachineHardware) {
 			Mapped: p.Type == v1alpha1.PCIDeviceTypeMapped, DeviceID: p.DeviceID, PrimaryGPU: p.PrimaryGPU, PCIE: p.PCIE,
 		})
 	}
+}
+
+// ImportedHardware is the hardware of a spec that describes a guest as it
+// is (pve.ImportedSpec): hardwareInto turns it back into the same VMSpec, so
+// a resource made from it asks for no change.
+func ImportedHardware(s pve.VMSpec) v1alpha1.VirtualMachineHardware {
+	hw := v1alpha1.VirtualMachineHardware{Cores: int32(s.Cores), Socket: int32(s.Sockets), Memory: s.MemoryMB} //nolint:gosec // PVE's limits are far below int32
+	for _, dev := range slices.Sorted(maps.Keys(s.Disks)) {
+		d := s.Disks[dev]
+		hw.Disk = append(hw.Disk, v1alpha1.VirtualMachineDisk{Device: dev, Storage: d.Storage, Size: int32(d.SizeGB)}) //nolint:gosec // see above
+	}
+	for _, n := range s.NICs {
+		hw.Network = append(hw.Network, v1alpha1.VirtualMachineNetwork{Model: n.Model, Bridge: n.Bridge})
+	}
+	return hw
 }
 
 func cloudInitFrom(ci *v1alpha1.CloudInitConfig) *pve.VMCloudInit {
