@@ -29,6 +29,7 @@ import (
 	"github.com/kubemox/provider-proxmox/internal/controller/gated"
 	"github.com/kubemox/provider-proxmox/internal/controller/guestimport"
 	"github.com/kubemox/provider-proxmox/internal/controller/virtualmachine"
+	"github.com/kubemox/provider-proxmox/internal/controller/virtualmachineset"
 )
 
 // SetupGated registers every controller with setups: each is added to mgr
@@ -43,6 +44,8 @@ func SetupGated(mgr ctrl.Manager, o controller.Options, clients *pve.Cache, setu
 		v1alpha1.ProxmoxConnectionGroupVersionKind, v1alpha1.ProviderConfigUsageGroupVersionKind)
 	setups.Register(v1alpha1.VirtualMachineKind, func() error { return virtualmachine.Setup(mgr, o, clients) },
 		v1alpha1.VirtualMachineGroupVersionKind)
+	setups.Register(v1alpha1.VirtualMachineSetKind, func() error { return virtualmachineset.Setup(mgr, o) },
+		v1alpha1.VirtualMachineSetGroupVersionKind, v1alpha1.VirtualMachineGroupVersionKind)
 	// GuestImport indexes VirtualMachines by the guest they name.
 	setups.Register(v1alpha1.GuestImportKind, func() error { return guestimport.Setup(mgr, o, clients) },
 		v1alpha1.GuestImportGroupVersionKind, v1alpha1.VirtualMachineGroupVersionKind)

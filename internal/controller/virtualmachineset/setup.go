@@ -1,0 +1,44 @@
+/*
+Copyright 2026 The provider-proxmox Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package virtualmachineset
+
+import (
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
+
+	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
+)
+
+// ControllerName is the name of the VirtualMachineSet controller.
+const ControllerName = "virtualmachineset"
+
+// Setup adds the VirtualMachineSet controller to mgr: it reconciles a set
+// when the set or one of its VirtualMachines changes (a VM becoming Ready
+// moves readyReplicas).
+func Setup(mgr ctrl.Manager, o controller.Options) error {
+	//nolint:staticcheck // crossplane-runtime's event recorder needs the legacy recorder interface.
+	recorder := event.NewAPIRecorder(mgr.GetEventRecorderFor(ControllerName), o.EventFilterFunctions...)
+	r := &Reconciler{kube: mgr.GetClient(), record: recorder}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(ControllerName).
+		WithOptions(o.ForControllerRuntime()).
+		For(&v1alpha1.VirtualMachineSet{}).
+		Owns(&v1alpha1.VirtualMachine{}).
+		Complete(r)
+}
