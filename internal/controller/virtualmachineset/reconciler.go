@@ -192,7 +192,8 @@ func (r *Reconciler) scaleDown(ctx context.Context, set *v1alpha1.VirtualMachine
 				return "", errors.Wrapf(err, "cannot unprotect VirtualMachine %s before deleting it", vm.Name)
 			}
 		}
-		if err := r.kube.Delete(ctx, vm, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+		err := r.kube.Delete(ctx, vm, client.PropagationPolicy(metav1.DeletePropagationBackground))
+		if client.IgnoreNotFound(err) != nil {
 			return "", errors.Wrapf(err, "cannot delete VirtualMachine %s", vm.Name)
 		}
 		r.record.Event(set, event.Normal(reasonDeleted, "deleted "+vm.Name+" (scale-down)"))
