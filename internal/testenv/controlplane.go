@@ -11,6 +11,7 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
 
 // controlPlaneBinaries are what cluster/local/controlplane.sh runs.
@@ -28,6 +29,24 @@ func StartControlPlane() (*Env, error) {
 		return nil, err
 	}
 	return s.envFor(out.lastLine())
+}
+
+// StartControlPlaneWithCRDs is StartControlPlane with the repository's
+// package/crds installed and established.
+func StartControlPlaneWithCRDs() (*Env, error) {
+	env, err := StartControlPlane()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := DefaultCRDDir()
+	if err == nil {
+		_, err = envtest.InstallCRDs(env.Config, envtest.CRDInstallOptions{Paths: []string{dir}, ErrorIfPathMissing: true})
+	}
+	if err != nil {
+		_ = env.Stop()
+		return nil, errors.Wrap(err, "cannot install the CRDs")
+	}
+	return env, nil
 }
 
 // A localScript is one of cluster/local's scripts with its own state directory.

@@ -42,7 +42,11 @@ func Main(m *testing.M, pkg string, env **testenv.Env, o Options, setup func(con
 		*env = nil
 		return m.Run()
 	}
-	started, err := testenv.Start()
+	start := testenv.Start
+	if o.GarbageCollector {
+		start = func(...string) (*testenv.Env, error) { return testenv.StartControlPlaneWithCRDs() }
+	}
+	started, err := start()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "testenv:", err)
 		return 1

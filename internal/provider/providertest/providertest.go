@@ -63,6 +63,10 @@ type Options struct {
 	Provider provider.Options
 	// Sim configures the simulator.
 	Sim pvesim.Options
+	// GarbageCollector runs the package's tests on cluster/local's control
+	// plane, whose kube-controller-manager collects the dependents of deleted
+	// owners (envtest has no garbage collector); it starts in about 15 s.
+	GarbageCollector bool
 }
 
 // A Harness is a running provider with its simulator.
