@@ -88,6 +88,11 @@ vm_ready() {
 	wait_until 120 "VirtualMachine Ready" kc wait --for condition=Ready -n default vm/virtualmachine-sample-clone-new --timeout 1s
 }
 
+vmset_ready() {
+	kc apply -f "$ROOT/examples/virtualmachineset/web.yaml" >/dev/null
+	wait_until 180 "VirtualMachineSet Ready" kc wait --for condition=Ready -n default vmset/web --timeout 1s
+}
+
 cmd_up() {
 	local start=$SECONDS
 	mkdir -p "$STATE/logs"
@@ -102,7 +107,9 @@ cmd_up() {
 	step "starting the provider (logs: $STATE/logs/provider.log)" start_provider
 	step "waiting for the ProxmoxConnection to be Ready" connection_ready "$CONNECTION"
 	step "creating the seed's VirtualMachine sample and waiting for it to be Ready" vm_ready
+	step "creating a VirtualMachineSet of 3 (examples/virtualmachineset/web.yaml) and waiting for it to be Ready" vmset_ready
 	kc get proxmoxconnections
+	kc get virtualmachinesets -A
 	kc get virtualmachines -A
 	log "ready in $((SECONDS - start))s"
 	if [ "$KEEP" = 0 ]; then
@@ -116,6 +123,8 @@ What to try next:
   kubectl get managed -A          # every managed resource (our VirtualMachines)
   kubectl edit vm -n default virtualmachine-sample-clone-new
                                   # e.g. set spec.template.cores: 4; the VM follows
+  kubectl scale vmset/web -n default --replicas=5
+                                  # two more VMs, web-3 and web-4
   curl -sk https://127.0.0.1:$PVESIM_PORT/_sim/state
                                   # the simulated Proxmox VE: guests, tasks, request counters
   make demo-crossplane            # real Crossplane: the package installed, a claim Ready
