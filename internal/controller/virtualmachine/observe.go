@@ -128,62 +128,16 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.VirtualMachine) (ma
 	o := &observation{wasReady: guest.IsReady(cr), specChanged: cr.GetCondition(xpv2.TypeSynced).ObservedGeneration != cr.GetGeneration()}
 	e.obs = o
 
-	loc, err := e.locate(ctx, cr, vmid)
+	loc, err := e.identity().Locate(ctx, vmid, guest.ListingAge(cr, cr.Status.LastTask, e.observed, e.steadyAge), guest.CandidateNodes(cr.Status.Status.Node, cr.Spec.NodeName))
 	if err != nil || !loc.Found {
 		return managed.ExternalObservation{ResourceExists: loc.Found && err == nil}, err
 	}
-	ref, row := loc.Ref, loc.Row
-	o.ref = ref
-	o.current.Remember(loc.Status) // a direct read found the guest this reconcile observes
-	if row != nil && row.Type != "" && row.Type != string(pve.QEMU) {
-		return e.identity().WrongType(ctx, cr, int(cr.Status.VMID), vmid, row.Type)
+	found, obs, err := e.identity().Resolve(ctx, cr, &cr.Status.VMID, vmid, loc, &o.current)
+	if found == nil {
+		return obs, err
 	}
-	if ref.Node == "" {
-		// Taken cluster-wide but not placed yet in our view: wait.
-		cr.SetConditions(xpv2.Creating())
-		return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, nil
-	}
-	cfg, err := e.cl.GuestPending(ctx, ref)
-	if pve.IsGuestNotFound(err) {
-		return e.identity().Vanished(ctx, cr, vmid)
-	}
-	if err != nil {
-		return managed.ExternalObservation{}, err
-	}
-	o.cfg = cfg
-	o.locked = pve.Lock(cfg)
-	if o.locked == "" && row != nil {
-		o.locked = row.Lock
-	}
-	o.own = guest.Decide(cr, int(cr.Status.VMID), vmid, o.locked, pve.Description(cfg))
-	if o.own == guest.LostRace && o.locked == "" {
-		// Forgetting the VMID is the one irreversible verdict: confirm the
-		// guest is not our clone still in progress with status/current,
-		// which always carries the lock.
-		st, err := e.cl.GuestStatus(ctx, ref)
-		if err != nil && !pve.IsGuestNotFound(err) {
-			return managed.ExternalObservation{}, err
-		}
-		o.locked = st.Lock
-		o.own = guest.Decide(cr, int(cr.Status.VMID), vmid, o.locked, pve.Description(cfg))
-	}
-	switch o.own {
-	case guest.InProgress:
-		cr.SetConditions(xpv2.Creating().WithMessage("Proxmox VE is creating VM " + name))
-		return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, nil
-	case guest.LostRace:
-		return e.identity().LostRace(ctx, cr, vmid)
-	case guest.Conflict:
-		if meta.WasDeleted(cr) {
-			return managed.ExternalObservation{ResourceExists: false}, nil
-		}
-		return managed.ExternalObservation{}, errors.Errorf("VM %d does not carry this resource's marker (%q): refusing to manage or recreate it", vmid, guest.MarkerOf(cr).String())
-	case guest.Mine, guest.MineNewUID:
-		cr.Status.VMID = int32(vmid) //nolint:gosec // guest.VMIDOf bounds it
-	case guest.Imported:
-		// The user's external name is the VMID; the guest is observed below like
-		// our own and gets our marker when updates are allowed (needMarker).
-	}
+	o.ref, o.cfg, o.locked, o.own = found.Ref, found.Cfg, found.Lock, found.Own
+	row := found.Row
 	guest.FollowCreateTask(cr, &cr.Status.LastTask)
 	if err := e.refreshTask(ctx, cr, o); err != nil {
 		return managed.ExternalObservation{}, err
@@ -201,7 +155,7 @@ func (e *external) observeOwned(ctx context.Context, cr *v1alpha1.VirtualMachine
 		return managed.ExternalObservation{}, err
 	}
 	o.want = want
-	running, err := e.powerState(ctx, o, row, want)
+	running, err := guest.PowerState(ctx, e.cl, &o.current, o.ref, row, guest.PowerWant{Running: want.Running, Stopped: want.Stopped})
 	if err != nil {
 		return managed.ExternalObservation{}, err
 	}
@@ -226,7 +180,7 @@ func (e *external) observeOwned(ctx context.Context, cr *v1alpha1.VirtualMachine
 	cr.Status.PendingChanges = o.pendingKeys
 
 	e.observeAgent(ctx, cr, o)
-	e.fillStatus(cr, o, row)
+	guest.FillStatus(&cr.Status.Status, o.ref, o.running, row)
 	guest.Readiness{
 		Manage: manage, Converged: o.converged(), WasReady: o.wasReady, Busy: o.busy(),
 		PowerDrift: o.powerDrift(), Settling: rebootUnderway(cr), LastTask: cr.Status.LastTask,
@@ -242,15 +196,6 @@ func (e *external) observeOwned(ctx context.Context, cr *v1alpha1.VirtualMachine
 	}, nil
 }
 
-// locate finds the node of vmid, accepting a listing as old as the
-// resource's poll cycle once it is settled.
-func (e *external) locate(ctx context.Context, cr *v1alpha1.VirtualMachine, vmid int) (guest.Location, error) {
-	// A deletion reads a fresh listing and keeps no clock (Observe forgot it).
-	settled := !meta.WasDeleted(cr) && guest.IsReady(cr) && !guest.TaskUnderway(cr.Status.LastTask)
-	maxAge := e.observed.ListingAge(cr.GetUID(), settled, e.steadyAge, time.Now())
-	return e.identity().Locate(ctx, vmid, maxAge, guest.CandidateNodes(cr.Status.Status.Node, cr.Spec.NodeName))
-}
-
 // refreshTask follows the last task we started while it runs.
 func (e *external) refreshTask(ctx context.Context, cr *v1alpha1.VirtualMachine, o *observation) error {
 	running, err := guest.RefreshTask(ctx, e.cl, e.record, cr, cr.Status.LastTask)
@@ -260,38 +205,10 @@ func (e *external) refreshTask(ctx context.Context, cr *v1alpha1.VirtualMachine,
 
 // qemuPowerTasks are the tasks after which a QEMU guest's power state is
 // still settling.
-var qemuPowerTasks = []string{pve.QEMU.TaskType("reboot"), pve.QEMU.TaskType("shutdown"), pve.QEMU.TaskType("stop")}
+var qemuPowerTasks = guest.PowerTasks(pve.QEMU)
 
 func rebootUnderway(cr *v1alpha1.VirtualMachine) bool {
 	return guest.TaskUnderwayOfType(cr.Status.LastTask, qemuPowerTasks...)
-}
-
-// powerState reads whether the guest runs: from the listing when what it
-// says asks for no power action, else from status/current (a new guest
-// lists as "unknown", and the listing may predate our own start or
-// shutdown).
-func (e *external) powerState(ctx context.Context, o *observation, row *pve.Resource, want desired) (bool, error) {
-	if row != nil && listingSuffices(row.Status, want) {
-		return row.Status == "running", nil
-	}
-	st, err := o.current.Get(ctx, e.cl, o.ref)
-	if err != nil {
-		return false, err
-	}
-	return st.Running(), nil
-}
-
-// listingSuffices reports whether a guest's lagging listing status can be
-// acted on as it is: only when it asks for no power action.
-func listingSuffices(status string, want desired) bool {
-	switch status {
-	case "running":
-		return !want.Stopped
-	case "stopped":
-		return !want.Running
-	default:
-		return false
-	}
 }
 
 // pendingKeys lists what waits for a reboot: keys PVE holds pending, plus
@@ -305,9 +222,9 @@ func (e *external) pendingKeys(ctx context.Context, cr *v1alpha1.VirtualMachine,
 	ci, err := e.cl.CloudInitPending(ctx, o.ref)
 	if err != nil {
 		// An older PVE without /cloudinit: keep what we recorded.
-		return mergeKeys(keys, cr.Status.PendingChanges)
+		return guest.MergeKeys(keys, cr.Status.PendingChanges)
 	}
-	return mergeKeys(keys, ci)
+	return guest.MergeKeys(keys, ci)
 }
 
 func hasCloudInitKey(keys []string) bool {
@@ -317,18 +234,6 @@ func hasCloudInitKey(keys []string) bool {
 		}
 	}
 	return false
-}
-
-func mergeKeys(a, b []string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, k := range append(append([]string(nil), a...), b...) {
-		if !seen[k] {
-			seen[k] = true
-			out = append(out, k)
-		}
-	}
-	return out
 }
 
 // observeAgent asks the guest agent for the IP and OS while they are
@@ -352,29 +257,6 @@ func (e *external) observeAgent(ctx context.Context, cr *v1alpha1.VirtualMachine
 			st.OSInfo = osName
 		}
 	}
-}
-
-func (e *external) fillStatus(cr *v1alpha1.VirtualMachine, o *observation, row *pve.Resource) {
-	st := &cr.Status.Status
-	st.ID = int32(o.ref.VMID) //nolint:gosec // bounded by guest.VMIDOf
-	st.Node = o.ref.Node
-	st.State = "stopped"
-	if o.running {
-		st.State = "running"
-	}
-	// o.running is at least as fresh as the lagging listing, so the listing
-	// only adds states that running/stopped cannot express.
-	if row != nil && !isPlainPowerState(row.Status) {
-		st.State = row.Status
-	}
-	st.Uptime = ""
-	if o.running && row != nil && row.Uptime > 0 {
-		st.Uptime = (time.Duration(row.Uptime) * time.Second).String()
-	}
-}
-
-func isPlainPowerState(s string) bool {
-	return s == "" || s == "unknown" || s == "running" || s == "stopped"
 }
 
 // connectionDetails publishes how to reach the VM; never a Proxmox

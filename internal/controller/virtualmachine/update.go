@@ -18,7 +18,6 @@ package virtualmachine
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"slices"
 	"sort"
@@ -85,7 +84,7 @@ func (e *external) applyConfig(ctx context.Context, cr *v1alpha1.VirtualMachine,
 			// Until the next Observe tells what PVE left pending (cloud-init
 			// keys never show in /pending), assume all of it: the resource is
 			// then observed again within seconds, not after the poll interval.
-			cr.Status.PendingChanges = mergeKeys(cr.Status.PendingChanges, changedKeys(set))
+			cr.Status.PendingChanges = guest.MergeKeys(cr.Status.PendingChanges, changedKeys(set))
 		}
 		return true, nil
 	}
@@ -143,73 +142,16 @@ func changedKeys(set map[string]string) []string {
 	return keys
 }
 
-// applyPower starts a guest that should run or shuts down one that should
-// be stopped (both checked against status/current, which does not lag), or
-// reboots one to apply pending changes. It never starts a guest while our
-// reboot is under way.
+// applyPower starts a guest that should run, shuts down one that should
+// be stopped, or reboots one to apply pending changes (see guest.Power).
 func (e *external) applyPower(ctx context.Context, cr *v1alpha1.VirtualMachine, o *observation) error {
-	if !o.powerDrift() && !o.needReboot {
-		return nil
-	}
-	st, err := o.current.Get(ctx, e.cl, o.ref)
-	if err != nil {
-		return err
-	}
-	if st.Lock != "" {
-		return nil
-	}
-	switch {
-	case o.needStart && !st.Running():
-		if busy, err := guest.RebootOrTaskUnderway(ctx, e.cl, o.ref, o.current.ReadAt()); err != nil || busy {
-			return err
-		}
-		upid, err := e.cl.StartGuest(ctx, o.ref)
-		if err != nil {
-			_, err = guest.RetryIfLocked(err, "start")
-			return err
-		}
-		guest.RecordTask(&cr.Status.LastTask, upid)
+	p := guest.Power{Client: e.cl, Record: e.record, Noun: "VM", RebootTimeout: rebootTimeout, ShutdownTimeout: o.want.ShutdownTimeout}
+	need := guest.PowerNeeds{Start: o.needStart, Stop: o.needStop, Reboot: o.needReboot}
+	booted, err := p.Apply(ctx, cr, &cr.Status.LastTask, &o.current, o.ref, need, o.pendingKeys)
+	if booted {
 		e.afterBoot(cr)
-		e.record.Event(cr, event.Normal(guest.ReasonStarted, "starting VM"))
-	case o.needStop && st.Running():
-		return e.stop(ctx, cr, o)
-	case o.needReboot && st.Running():
-		upid, err := e.cl.RebootGuest(ctx, o.ref, rebootTimeout)
-		if err != nil {
-			_, err = guest.RetryIfLocked(err, "reboot")
-			return err
-		}
-		guest.RecordTask(&cr.Status.LastTask, upid)
-		e.afterBoot(cr)
-		e.record.Event(cr, event.Normal(guest.ReasonRebooted, "rebooting to apply pending changes: "+strings.Join(o.pendingKeys, ", ")))
 	}
-	return nil
-}
-
-// stop shuts a guest down gracefully, giving it the spec's timeout; when our
-// graceful shutdown failed (the timeout ran out, or the agent did not
-// answer), it stops the guest hard and says so.
-func (e *external) stop(ctx context.Context, cr *v1alpha1.VirtualMachine, o *observation) error {
-	if lt := cr.Status.LastTask; lt != nil && lt.Type == pve.QEMU.TaskType("shutdown") && guest.LastTaskFailed(lt) {
-		upid, err := e.cl.StopGuest(ctx, o.ref)
-		if err != nil {
-			_, err = guest.RetryIfLocked(err, "stop")
-			return err
-		}
-		guest.RecordTask(&cr.Status.LastTask, upid)
-		e.record.Event(cr, event.Warning(guest.ReasonStopping, errors.Errorf(
-			"the VM did not shut down gracefully within %d s (%s): stopping it (powerState is Stopped)", o.want.ShutdownTimeout, lt.ExitStatus)))
-		return nil
-	}
-	upid, err := e.cl.ShutdownGuest(ctx, o.ref, o.want.ShutdownTimeout, false)
-	if err != nil {
-		_, err = guest.RetryIfLocked(err, "shutdown")
-		return err
-	}
-	guest.RecordTask(&cr.Status.LastTask, upid)
-	e.record.Event(cr, event.Normal(guest.ReasonShuttingDown, fmt.Sprintf(
-		"shutting the VM down, %d s to do so gracefully (powerState is Stopped)", o.want.ShutdownTimeout)))
-	return nil
+	return err
 }
 
 // afterBoot forgets what a boot changes: the IP is asked again, and
