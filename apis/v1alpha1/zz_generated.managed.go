@@ -25,6 +25,62 @@ import (
 )
 
 var (
+	_ resource.ModernManaged = &Container{}
+	_ resource.ManagedList   = &ContainerList{}
+)
+
+// GetCondition of this Container.
+func (mg *Container) GetCondition(ct xpv2.ConditionType) xpv2.Condition {
+	return mg.Status.GetCondition(ct)
+}
+
+// SetConditions of this Container.
+func (mg *Container) SetConditions(c ...xpv2.Condition) {
+	mg.Status.SetConditions(c...)
+}
+
+// GetManagementPolicies of this Container, narrowed by kubemox's reconcile-mode
+// annotation (see ResourceSpec.Policies).
+func (mg *Container) GetManagementPolicies() xpv2.ManagementPolicies {
+	return mg.Spec.Policies(mg.GetAnnotations())
+}
+
+// SetManagementPolicies of this Container.
+func (mg *Container) SetManagementPolicies(p xpv2.ManagementPolicies) {
+	mg.Spec.ManagementPolicies = p
+}
+
+// GetProviderConfigReference of this Container: the ProxmoxConnection it uses
+// (see ResourceSpec.Connection).
+func (mg *Container) GetProviderConfigReference() *xpv2.ProviderConfigReference {
+	return mg.Spec.Connection()
+}
+
+// SetProviderConfigReference of this Container.
+func (mg *Container) SetProviderConfigReference(r *xpv2.ProviderConfigReference) {
+	mg.Spec.ProviderConfigReference = r
+}
+
+// GetWriteConnectionSecretToReference of this Container.
+func (mg *Container) GetWriteConnectionSecretToReference() *xpv2.LocalSecretReference {
+	return mg.Spec.WriteConnectionSecretToReference
+}
+
+// SetWriteConnectionSecretToReference of this Container.
+func (mg *Container) SetWriteConnectionSecretToReference(r *xpv2.LocalSecretReference) {
+	mg.Spec.WriteConnectionSecretToReference = r
+}
+
+// GetItems of this ContainerList.
+func (l *ContainerList) GetItems() []resource.Managed {
+	items := make([]resource.Managed, len(l.Items))
+	for i := range l.Items {
+		items[i] = &l.Items[i]
+	}
+	return items
+}
+
+var (
 	_ resource.ModernManaged = &VirtualMachine{}
 	_ resource.ManagedList   = &VirtualMachineList{}
 )

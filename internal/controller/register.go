@@ -26,6 +26,7 @@ import (
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 	"github.com/kubemox/provider-proxmox/internal/controller/connection"
+	"github.com/kubemox/provider-proxmox/internal/controller/container"
 	"github.com/kubemox/provider-proxmox/internal/controller/gated"
 	"github.com/kubemox/provider-proxmox/internal/controller/guestimport"
 	"github.com/kubemox/provider-proxmox/internal/controller/virtualmachine"
@@ -49,4 +50,6 @@ func SetupGated(mgr ctrl.Manager, o controller.Options, clients *pve.Cache, setu
 	// GuestImport indexes VirtualMachines by the guest they name.
 	setups.Register(v1alpha1.GuestImportKind, func() error { return guestimport.Setup(mgr, o, clients) },
 		v1alpha1.GuestImportGroupVersionKind, v1alpha1.VirtualMachineGroupVersionKind)
+	setups.Register(v1alpha1.ContainerKind, func() error { return container.Setup(mgr, o, clients) },
+		v1alpha1.ContainerGroupVersionKind)
 }

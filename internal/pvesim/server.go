@@ -36,6 +36,9 @@ type Options struct {
 	StateFile string
 	// TLSHosts are extra DNS names or IPs for the serving certificate.
 	TLSHosts []string
+	// NodesWithoutSkopeo are nodes where skopeo is not installed, so
+	// oci-registry-pull fails there as PVE's does.
+	NodesWithoutSkopeo []string
 }
 
 // Server is a running simulated Proxmox VE cluster.

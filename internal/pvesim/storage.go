@@ -447,6 +447,9 @@ func handleOCIPull(s *Server, r *request) (any, error) {
 			return nil
 		},
 		Finish: func(t *task) error {
+			if err := s.skopeoMissing(r.node(), ref, volumePath(st, volid)); err != nil {
+				return err
+			}
 			if strings.Contains(ref, "fail") {
 				return fmt.Errorf("command 'skopeo copy docker://%s oci-archive:%s.tmp' failed: exit code 1", ref, volumePath(st, volid))
 			}

@@ -202,7 +202,8 @@ func (c *Client) NextVMID(ctx context.Context) (int, error) {
 	return id, nil
 }
 
-// CloneOptions are the parameters of POST /qemu/{vmid}/clone.
+// CloneOptions are the parameters of POST /qemu/{vmid}/clone and
+// /lxc/{vmid}/clone.
 type CloneOptions struct {
 	NewID       int
 	Name        string
@@ -217,7 +218,12 @@ type CloneOptions struct {
 // new config at once, locked "clone".
 func (c *Client) CloneGuest(ctx context.Context, src GuestRef, o CloneOptions) (string, error) {
 	p := map[string]string{"newid": strconv.Itoa(o.NewID), "full": pveBool(o.Full)}
-	setIf(p, "name", o.Name)
+	// A container's name is its hostname.
+	nameKey := "name"
+	if src.Type == LXC {
+		nameKey = "hostname"
+	}
+	setIf(p, nameKey, o.Name)
 	setIf(p, "description", o.Description)
 	setIf(p, "target", o.Target)
 	if o.Full {

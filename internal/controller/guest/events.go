@@ -31,6 +31,7 @@ const (
 	ReasonCreating           event.Reason = "Creating"
 	ReasonVMIDInUse          event.Reason = "VMIDInUse"
 	ReasonVMIDTaken          event.Reason = "VMIDTaken"
+	ReasonSourceBusy         event.Reason = "SourceBusy"
 	ReasonTaskFailed         event.Reason = "TaskFailed"
 	ReasonConfigured         event.Reason = "Configured"
 	ReasonDriftCorrected     event.Reason = "DriftCorrected"

@@ -40,9 +40,6 @@ const (
 	rebootTimeout = 120
 	// agentRetry spaces guest agent queries while the IP is unknown.
 	agentRetry = 30 * time.Second
-	// maxCreateAttempts bounds the VMIDs one Create tries when PVE says
-	// they are taken.
-	maxCreateAttempts = 5
 )
 
 // connector hands out an external client per reconcile, over the current

@@ -18,12 +18,9 @@ package virtualmachine
 
 import (
 	"context"
-	"sort"
 	"strconv"
 
-	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
@@ -41,37 +38,8 @@ func (e *external) Create(ctx context.Context, cr *v1alpha1.VirtualMachine) (man
 	if underway, err := guest.CheckPreviousCreate(ctx, e.cl, cr); err != nil || underway {
 		return managed.ExternalCreation{}, err
 	}
-	for attempt := 0; attempt < maxCreateAttempts; attempt++ {
-		vmid, fresh, err := e.identity().Claim(ctx, cr)
-		if err != nil {
-			return managed.ExternalCreation{}, err
-		}
-		upid, err := e.startCreate(ctx, cr, want, vmid)
-		switch {
-		case err == nil:
-			meta.AddAnnotations(cr, map[string]string{guest.AnnotationCreateTask: upid})
-			return managed.ExternalCreation{}, nil
-		case pve.IsAlreadyExists(err) && !fresh:
-			// A guest appeared at the VMID this resource already held: it may
-			// be our own earlier request whose answer was lost. Only Observe's
-			// marker rules may give the VMID up.
-			e.record.Event(cr, event.Normal(guest.ReasonVMIDInUse, "VM "+strconv.Itoa(vmid)+" exists now; waiting to see whose it is"))
-			return managed.ExternalCreation{}, nil
-		case pve.IsAlreadyExists(err):
-			// PVE refused atomically, and we never asked for this VMID
-			// before: nothing of ours exists at vmid.
-			e.record.Event(cr, event.Normal(guest.ReasonVMIDTaken, "VMID "+strconv.Itoa(vmid)+" is taken; picking another"))
-			guest.ForgetExternalName(cr)
-		case pve.IsLocked(err):
-			// The template is busy (another clone): try again after the
-			// reconciler's backoff, without an error condition.
-			e.record.Event(cr, event.Normal(reasonSourceBusy, "the template is locked by another operation; retrying"))
-			return managed.ExternalCreation{}, nil
-		default:
-			return managed.ExternalCreation{}, err
-		}
-	}
-	return managed.ExternalCreation{}, errors.Errorf("gave up after %d VMIDs that were taken", maxCreateAttempts)
+	err = e.identity().CreateAt(ctx, cr, func(vmid int) (string, error) { return e.startCreate(ctx, cr, want, vmid) })
+	return managed.ExternalCreation{}, err
 }
 
 // startCreate clones the template or creates from scratch at vmid.
@@ -87,7 +55,7 @@ func (e *external) startCreate(ctx context.Context, cr *v1alpha1.VirtualMachine,
 		}
 		return upid, err
 	}
-	src, err := e.findTemplate(ctx, want.Source, want.Node)
+	src, err := e.identity().FindTemplate(ctx, want.Source, want.Node, templateResourcesAge)
 	if err != nil {
 		return "", err
 	}
@@ -104,28 +72,4 @@ func (e *external) startCreate(ctx context.Context, cr *v1alpha1.VirtualMachine,
 		e.record.Event(cr, event.Normal(reasonCloning, "cloning template "+want.Source+" ("+src.String()+") to VM "+strconv.Itoa(vmid)+" on node "+want.Node+" ("+kind+" clone)"))
 	}
 	return upid, err
-}
-
-// findTemplate finds a QEMU template by name, preferring one on node.
-func (e *external) findTemplate(ctx context.Context, name, node string) (pve.GuestRef, error) {
-	rows, err := e.cl.CachedClusterResources(ctx, templateResourcesAge)
-	if err != nil {
-		return pve.GuestRef{}, err
-	}
-	var found []pve.GuestRef
-	for _, r := range rows {
-		if r.Template && r.Name == name && (r.Type == "" || r.Type == string(pve.QEMU)) {
-			found = append(found, pve.GuestRef{Type: pve.QEMU, Node: r.Node, VMID: r.VMID})
-		}
-	}
-	if len(found) == 0 {
-		return pve.GuestRef{}, errors.Errorf("template %q not found in Proxmox VE", name)
-	}
-	sort.Slice(found, func(i, j int) bool {
-		if (found[i].Node == node) != (found[j].Node == node) {
-			return found[i].Node == node
-		}
-		return found[i].VMID < found[j].VMID
-	})
-	return found[0], nil
 }

@@ -23,7 +23,6 @@ import "github.com/crossplane/crossplane-runtime/v2/pkg/event"
 const (
 	reasonCloning             event.Reason = "Cloning"
 	reasonCreatingFromScratch event.Reason = "CreatingFromScratch"
-	reasonSourceBusy          event.Reason = "SourceBusy"
 	reasonPasswordApplied     event.Reason = "PasswordApplied"
 	reasonDiskAdded           event.Reason = "DiskAdded"
 	reasonResized             event.Reason = "Resized"

@@ -1,0 +1,272 @@
+/*
+Copyright 2026 The provider-proxmox Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package proxmox
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// LXCVolume is the root filesystem or a mount point (Path set).
+type LXCVolume struct {
+	Storage string
+	SizeGB  int
+	Path    string
+}
+
+// LXCNIC is one container interface (netN). Empty fields are not managed,
+// except Name, which defaults to ethN, and VLAN, where 0 means untagged.
+type LXCNIC struct {
+	Name   string
+	Bridge string
+	VLAN   int
+	IP     string // "192.0.2.10/24", "dhcp" or "manual"
+	GW     string
+	IP6    string // "2001:db8::10/64", "dhcp", "auto" or "manual"
+	GW6    string
+}
+
+// LXCFeatures are the features the spec manages (nil: not managed).
+type LXCFeatures struct {
+	Nesting, Keyctl, Fuse bool
+}
+
+// LXCSpec is what a Container asks of an LXC guest, in the provider's terms;
+// this package turns it into PVE keys. Zero values mean "not managed".
+type LXCSpec struct {
+	Hostname string
+	Cores    int
+	MemoryMB int64
+	SwapMB   *int64
+	RootFS   *LXCVolume
+	Mounts   []LXCVolume // mp0, mp1, ...
+	NICs     []LXCNIC    // net0, net1, ...
+	Features *LXCFeatures
+	// AdditionalConfig are raw PVE keys the user manages directly.
+	AdditionalConfig map[string]string
+}
+
+// LXCCreate is what only a creation from a template archive sets.
+type LXCCreate struct {
+	OSTemplate   string
+	Unprivileged bool
+	// Password of root; it never reads back from PVE.
+	Password    string
+	SSHKeys     []string
+	Description string
+}
+
+// managedKeys renders the keys of s compared verbatim (modulo formatting).
+func (s LXCSpec) managedKeys() map[string]string {
+	k := map[string]string{}
+	setNonEmpty(k, "hostname", s.Hostname)
+	if s.Cores > 0 {
+		k["cores"] = strconv.Itoa(s.Cores)
+	}
+	if s.MemoryMB > 0 {
+		k["memory"] = strconv.FormatInt(s.MemoryMB, 10)
+	}
+	if s.SwapMB != nil {
+		k["swap"] = strconv.FormatInt(*s.SwapMB, 10)
+	}
+	for key, v := range s.AdditionalConfig {
+		k[key] = v
+	}
+	return k
+}
+
+// CreateParams renders s and c as the parameters of POST /nodes/{node}/lxc.
+// The container is created stopped; unprivileged is always sent, since PVE
+// releases disagree on its default.
+func (s LXCSpec) CreateParams(c LXCCreate) map[string]string {
+	p := s.managedKeys()
+	p["ostemplate"] = c.OSTemplate
+	p["unprivileged"] = pveBool(c.Unprivileged)
+	setNonEmpty(p, "password", c.Password)
+	setNonEmpty(p, "description", c.Description)
+	if len(c.SSHKeys) > 0 {
+		p["ssh-public-keys"] = strings.Join(c.SSHKeys, "\n")
+	}
+	if s.RootFS != nil {
+		p["rootfs"] = fmt.Sprintf("%s:%d", s.RootFS.Storage, s.RootFS.SizeGB)
+	}
+	for i, m := range s.Mounts {
+		p["mp"+strconv.Itoa(i)] = newMountValue(m)
+	}
+	for i, n := range s.NICs {
+		p["net"+strconv.Itoa(i)], _ = lxcNICValue(n, i, "")
+	}
+	if s.Features != nil {
+		p["features"], _ = featuresValue(*s.Features, "")
+	}
+	return p
+}
+
+func newMountValue(m LXCVolume) string {
+	return fmt.Sprintf("%s:%d,mp=%s", m.Storage, m.SizeGB, m.Path)
+}
+
+// LXCPlan is what it takes to make a container match an LXCSpec.
+type LXCPlan struct {
+	// Set are keys changed with PUT config, which also allocates new mount
+	// points synchronously.
+	Set map[string]string
+	// Delete are keys removed with the same PUT (features with no flag
+	// left).
+	Delete []string
+	// Resizes grow the root filesystem or a mount point (async).
+	Resizes []Resize
+	// Refused are changes not made (shrinking, moving a volume), each a
+	// sentence naming the field.
+	Refused []string
+	// Fields names what drifted, for events.
+	Fields []string
+}
+
+// Empty reports whether the plan changes nothing (refusals aside).
+func (p LXCPlan) Empty() bool { return len(p.Set) == 0 && len(p.Delete) == 0 && len(p.Resizes) == 0 }
+
+// DiffLXC compares s with a container's configuration (the values it will
+// have after the next restart). Only what s sets is compared.
+func DiffLXC(s LXCSpec, cfg GuestConfig) LXCPlan {
+	p := LXCPlan{Set: map[string]string{}}
+	keys := s.managedKeys()
+	for _, k := range sortedKeys(keys) {
+		if have, ok := cfg.Effective(k); ok && sameValue(k, keys[k], have) {
+			continue
+		}
+		p.set(k, keys[k])
+	}
+	if s.Features != nil {
+		have, _ := cfg.Effective("features")
+		switch v, changed := featuresValue(*s.Features, have); {
+		case changed && v == "":
+			p.Delete = append(p.Delete, "features")
+			p.Fields = append(p.Fields, "features")
+		case changed:
+			p.set("features", v)
+		}
+	}
+	for i, n := range s.NICs {
+		k := "net" + strconv.Itoa(i)
+		have, _ := cfg.Effective(k)
+		if v, changed := lxcNICValue(n, i, have); changed {
+			p.set(k, v)
+		}
+	}
+	if s.RootFS != nil {
+		p.diffVolume("rootfs", *s.RootFS, cfg)
+	}
+	for i, m := range s.Mounts {
+		p.diffVolume("mp"+strconv.Itoa(i), m, cfg)
+	}
+	return p
+}
+
+func (p *LXCPlan) set(k, v string) {
+	p.Set[k] = v
+	p.Fields = append(p.Fields, k)
+}
+
+// diffVolume adds a missing mount point, moves a mount point's path, grows a
+// volume, and refuses to shrink or move one between storages.
+func (p *LXCPlan) diffVolume(key string, want LXCVolume, cfg GuestConfig) {
+	have, ok := cfg.Effective(key)
+	if !ok {
+		if key != "rootfs" {
+			p.set(key, newMountValue(want))
+		}
+		return
+	}
+	ps := ParsePropString(have)
+	if st := diskStorage(ps); want.Storage != "" && st != "" && st != want.Storage {
+		p.Refused = append(p.Refused, fmt.Sprintf("volume %s is on storage %q, the spec asks for %q: volumes are not moved automatically", key, st, want.Storage))
+		return
+	}
+	if mp, _ := ps.Get("mp"); want.Path != "" && mp != want.Path {
+		ps.Set("mp", want.Path)
+		p.set(key, ps.String())
+	}
+	sizeText, _ := ps.Get("size")
+	haveBytes, ok := sizeBytes(sizeText)
+	if !ok || want.SizeGB <= 0 {
+		return
+	}
+	wantBytes := int64(want.SizeGB) << 30
+	switch {
+	case haveBytes < wantBytes:
+		p.Resizes = append(p.Resizes, Resize{Disk: key, Size: strconv.Itoa(want.SizeGB) + "G"})
+		p.Fields = append(p.Fields, key)
+	case haveBytes > wantBytes:
+		p.Refused = append(p.Refused, fmt.Sprintf("volume %s is %s, the spec asks for %dG: volumes are never shrunk", key, sizeText, want.SizeGB))
+	}
+}
+
+// lxcNICValue returns netN (index i) with the spec applied to what the
+// container has (have, "" for a new interface), keeping the MAC, the type
+// and every option the spec does not name.
+func lxcNICValue(want LXCNIC, i int, have string) (string, bool) {
+	ps := ParsePropString(have)
+	changed := have == ""
+	name := want.Name
+	if name == "" {
+		name = "eth" + strconv.Itoa(i)
+	}
+	apply := func(k, v string) {
+		if cur, ok := ps.Get(k); !ok || cur != v {
+			ps.Set(k, v)
+			changed = true
+		}
+	}
+	apply("name", name)
+	for _, kv := range [][2]string{{"bridge", want.Bridge}, {"ip", want.IP}, {"gw", want.GW}, {"ip6", want.IP6}, {"gw6", want.GW6}} {
+		if kv[1] != "" {
+			apply(kv[0], kv[1])
+		}
+	}
+	switch _, tagged := ps.Get("tag"); {
+	case want.VLAN > 0:
+		apply("tag", strconv.Itoa(want.VLAN))
+	case tagged:
+		ps.Del("tag")
+		changed = true
+	}
+	return ps.String(), changed
+}
+
+// featuresValue returns the features value with the spec's flags applied to
+// what the container has, keeping the flags the spec does not manage.
+func featuresValue(want LXCFeatures, have string) (string, bool) {
+	ps := ParsePropString(have)
+	changed := false
+	for _, f := range []struct {
+		key string
+		on  bool
+	}{{"nesting", want.Nesting}, {"keyctl", want.Keyctl}, {"fuse", want.Fuse}} {
+		cur, _ := ps.Get(f.key)
+		switch {
+		case f.on && !boolText(cur):
+			ps.Set(f.key, "1")
+			changed = true
+		case !f.on && boolText(cur):
+			ps.Del(f.key)
+			changed = true
+		}
+	}
+	return ps.String(), changed
+}

@@ -1,0 +1,119 @@
+/*
+Copyright 2026 The provider-proxmox Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package container
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+
+	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
+	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
+	"github.com/kubemox/provider-proxmox/internal/controller/guest"
+)
+
+// Update implements managed.TypedExternalClient. One step per reconcile: a
+// replacement when the source changed; else configuration first, then the
+// power state (a start, a shutdown, or a restart for pending changes) once
+// it has converged.
+func (e *external) Update(ctx context.Context, cr *v1alpha1.Container) (managed.ExternalUpdate, error) {
+	o := e.obs
+	if !o.actionable() {
+		return managed.ExternalUpdate{}, nil
+	}
+	if o.replace != "" {
+		return managed.ExternalUpdate{}, e.replaceStep(ctx, cr, o)
+	}
+	changed, err := e.applyConfig(ctx, cr, o)
+	if err != nil || changed {
+		return managed.ExternalUpdate{}, err
+	}
+	p := guest.Power{Client: e.cl, Record: e.record, Noun: "container", RebootTimeout: rebootTimeout, ShutdownTimeout: o.want.ShutdownTimeout}
+	need := guest.PowerNeeds{Start: o.needStart, Stop: o.needStop, Reboot: o.needReboot}
+	booted, err := p.Apply(ctx, cr, &cr.Status.LastTask, &o.current, o.ref, need, o.pendingKeys)
+	if booted {
+		// A boot changes the addresses and applies what was pending.
+		cr.Status.IPAddresses, cr.Status.Status.IPAddress, cr.Status.PendingChanges = nil, "", nil
+		e.interfacesAsked.Forget(cr.GetUID())
+	}
+	if err != nil {
+		return managed.ExternalUpdate{}, err
+	}
+	if len(o.plan.Refused) > 0 {
+		return managed.ExternalUpdate{}, errors.New(strings.Join(o.plan.Refused, "; "))
+	}
+	return managed.ExternalUpdate{}, nil
+}
+
+// replaceStep takes the next step of replacing the container (shutdown,
+// stop, destroy; Create then makes the new one at the same VMID), unless
+// deletionProtection blocks it, which the Synced condition then says.
+func (e *external) replaceStep(ctx context.Context, cr *v1alpha1.Container, o *observation) error {
+	if cr.Spec.DeletionProtection {
+		return errors.New(o.replace + ": deletionProtection is set, so the container is not replaced")
+	}
+	e.record.Event(cr, event.Normal(reasonReplacing, "replacing container "+o.ref.String()+": "+o.replace))
+	d := guest.Deleter{Client: e.cl, Record: e.record, Noun: "container", ShutdownTimeout: shutdownTimeout}
+	return d.Step(ctx, cr, &cr.Status.LastTask, o.ref)
+}
+
+// applyConfig writes drifted keys (PUT config, which also allocates new
+// mount points), then grows one volume (async). It reports whether it
+// changed anything.
+func (e *external) applyConfig(ctx context.Context, cr *v1alpha1.Container, o *observation) (bool, error) {
+	set := make(map[string]string, len(o.plan.Set)+1)
+	for k, v := range o.plan.Set {
+		set[k] = v
+	}
+	if o.needMarker {
+		set["description"] = guest.WithMarker(pve.Description(o.cfg), guest.MarkerOf(cr))
+	}
+	if len(set) > 0 || len(o.plan.Delete) > 0 {
+		if err := e.cl.SetGuestConfig(ctx, o.ref, set, o.plan.Delete); err != nil {
+			return guest.RetryIfLocked(err, "configuration")
+		}
+		guest.ReportConfigured(e.record, cr, o.plan.Fields, o.wasReady, o.specChanged)
+		if o.needMarker {
+			e.record.Event(cr, event.Normal(guest.ReasonAdopted, "wrote this resource's marker into the container's description"))
+		}
+		if o.running {
+			// Until the next Observe reads what PVE left pending, assume
+			// all of it, so the resource is observed again within seconds.
+			cr.Status.PendingChanges = guest.MergeKeys(cr.Status.PendingChanges, slices.DeleteFunc(slices.Clone(o.plan.Fields), isVolumeKey))
+		}
+		return true, nil
+	}
+	if len(o.plan.Resizes) > 0 {
+		r := o.plan.Resizes[0]
+		upid, err := e.cl.ResizeDisk(ctx, o.ref, r.Disk, r.Size)
+		if err != nil {
+			return guest.RetryIfLocked(err, "resize")
+		}
+		guest.RecordTask(&cr.Status.LastTask, upid)
+		e.record.Event(cr, event.Normal(reasonResized, "growing volume "+r.Disk+" to "+r.Size))
+		return true, nil
+	}
+	return false, nil
+}
+
+// isVolumeKey reports whether k is the root filesystem or a mount point,
+// whose growth never waits for a restart.
+func isVolumeKey(k string) bool { return k == "rootfs" || strings.HasPrefix(k, "mp") }
