@@ -85,7 +85,7 @@ func runAdmission(t *testing.T, cases map[string]admissionCase) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			u := parse(t, tc.manifest)
-			if u.GetNamespace() == "" && u.GetKind() == "VirtualMachine" {
+			if u.GetNamespace() == "" && (u.GetKind() == "VirtualMachine" || u.GetKind() == "Container") {
 				u.SetNamespace("default") // as kubectl does with the current namespace
 			}
 			err := c.Create(testContext(t), u, client.DryRunAll)
