@@ -1,0 +1,203 @@
+/*
+Copyright 2026 The provider-proxmox Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package e2e runs the Container controller end to end: a real
+// kube-apiserver (testenv), the provider's manager in-process, and the PVE
+// simulator over HTTPS.
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+
+	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
+	"github.com/kubemox/provider-proxmox/internal/provider"
+	"github.com/kubemox/provider-proxmox/internal/provider/providertest"
+	"github.com/kubemox/provider-proxmox/internal/pvesim"
+	"github.com/kubemox/provider-proxmox/internal/testenv"
+)
+
+const (
+	// wait bounds how long the provider may take to react on a busy
+	// 2-core machine.
+	wait = 90 * time.Second
+	// node is the examples' node.
+	node = "lowtower"
+	// templateName is the container template the clone example names.
+	templateName = "debian-12-ct"
+	templateID   = 9100
+	archive      = "local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst"
+	// connName is the examples' connection.
+	connName = "proxmox-connection-sample"
+	tokenID  = "root@pam!kubemox"
+	credNS   = "kubemox"
+	credName = "proxmox-credentials"
+	// poll is the provider's poll interval: drift is corrected within it.
+	poll = 5 * time.Second
+	// rootPassword is a canary that must never reach the provider's logs.
+	rootPassword = "root-pw-canary-42"
+)
+
+var (
+	env *testenv.Env
+	h   *providertest.Harness
+)
+
+func TestMain(m *testing.M) {
+	o := providertest.Options{
+		Provider: provider.Options{PollInterval: poll, MaxReconcileRate: 10, EnableManagementPolicies: true},
+		Sim:      pvesim.Options{Nodes: []string{node, "othernode"}},
+	}
+	os.Exit(providertest.Main(m, "container e2e", &env, o, setup, func(p *providertest.Harness, code int) int {
+		if code == 0 && strings.Contains(p.Logs.String(), rootPassword) {
+			fmt.Fprintln(os.Stderr, "FAIL: the provider logged root's password")
+			code = 1
+		}
+		return code
+	}))
+}
+
+// setup seeds the token, the template archive and the container template,
+// and creates the examples' connection.
+func setup(ctx context.Context, p *providertest.Harness) error {
+	p.Sim.AddToken(tokenID, "ct-token-secret")
+	if err := p.Sim.AddVolume(node, archive); err != nil {
+		return err
+	}
+	if err := p.Sim.AddGuest(pvesim.GuestSeed{Kind: "lxc", Node: node, VMID: templateID, Template: true, Config: map[string]string{
+		"hostname": templateName, "rootfs": "local-lvm:4", "memory": "512", "cores": "1",
+		"net0": "name=eth0,bridge=vmbr0,ip=dhcp,type=veth", "ostype": "debian", "unprivileged": "1",
+	}}); err != nil {
+		return err
+	}
+	if err := p.CreateTokenConnection(ctx, connName, tokenID, credNS, credName, "ct-token-secret"); err != nil {
+		return err
+	}
+	pc := &v1alpha1.ProxmoxConnection{ObjectMeta: metav1.ObjectMeta{Name: connName}}
+	deadline := time.Now().Add(wait)
+	for time.Now().Before(deadline) {
+		if err := p.Kube.Get(ctx, client.ObjectKeyFromObject(pc), pc); err == nil && pc.Status.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue {
+			h = p
+			return nil
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return fmt.Errorf("ProxmoxConnection %s not Ready after %s", connName, wait)
+}
+
+func require(t *testing.T) *providertest.Harness {
+	t.Helper()
+	env.Require(t)
+	return h
+}
+
+// newContainer is a Container in ns cloning nothing yet: callers set the
+// source.
+func newContainer(ns, name string, src func(*v1alpha1.ContainerTemplate)) *v1alpha1.Container {
+	tpl := v1alpha1.ContainerTemplate{
+		Cores: 2, Memory: 1024,
+		Disk:    []v1alpha1.ContainerDisk{{Storage: "local-lvm", Size: 8}},
+		Network: []v1alpha1.ContainerNetwork{{Bridge: "vmbr0", IP: "dhcp"}},
+	}
+	src(&tpl)
+	return &v1alpha1.Container{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: v1alpha1.ContainerSpec{
+			ResourceSpec: v1alpha1.ResourceSpec{ConnectionRef: &v1alpha1.ConnectionReference{Name: connName}},
+			Name:         name, NodeName: node, Template: &tpl,
+		},
+	}
+}
+
+func create(t *testing.T, p *providertest.Harness, cr *v1alpha1.Container) {
+	t.Helper()
+	if err := p.Kube.Create(context.Background(), cr); err != nil {
+		t.Fatalf("create Container %s/%s: %v", cr.Namespace, cr.Name, err)
+	}
+}
+
+// waitContainer polls a Container until cond holds.
+func waitContainer(t *testing.T, p *providertest.Harness, ns, name, what string, cond func(*v1alpha1.Container) bool) *v1alpha1.Container {
+	t.Helper()
+	cr := &v1alpha1.Container{}
+	var err error
+	providertest.Eventually(t, wait, 250*time.Millisecond, func() bool {
+		err = p.Kube.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, cr)
+		return err == nil && cond(cr)
+	}, func() string {
+		return fmt.Sprintf("Container %s/%s: not %s after %s; last error %v; annotations %v; status %+v", ns, name, what, wait, err, cr.Annotations, cr.Status)
+	})
+	return cr
+}
+
+func ready(cr *v1alpha1.Container) bool {
+	return cr.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue && cr.GetCondition(xpv2.TypeSynced).Status == corev1.ConditionTrue
+}
+
+func waitReady(t *testing.T, p *providertest.Harness, ns, name string) *v1alpha1.Container {
+	t.Helper()
+	return waitContainer(t, p, ns, name, "Ready and Synced", ready)
+}
+
+func vmidOf(t *testing.T, cr *v1alpha1.Container) int {
+	t.Helper()
+	id, err := strconv.Atoi(meta.GetExternalName(cr))
+	if err != nil {
+		t.Fatalf("external name %q is not a VMID", meta.GetExternalName(cr))
+	}
+	return id
+}
+
+// waitEvent waits for an event with reason about the named object.
+func waitEvent(t *testing.T, p *providertest.Harness, ns, name, reason string) {
+	t.Helper()
+	providertest.Eventually(t, wait, 250*time.Millisecond, func() bool {
+		l := &corev1.EventList{}
+		if err := p.Kube.List(context.Background(), l, client.InNamespace(ns)); err != nil {
+			return false
+		}
+		for _, e := range l.Items {
+			if e.InvolvedObject.Name == name && e.Reason == reason {
+				return true
+			}
+		}
+		return false
+	}, func() string { return fmt.Sprintf("no %s event for %s/%s after %s", reason, ns, name, wait) })
+}
+
+// deleteAndWait deletes obj and waits until the API server no longer has it.
+func deleteAndWait(t *testing.T, p *providertest.Harness, obj client.Object) {
+	t.Helper()
+	if err := p.Kube.Delete(context.Background(), obj); err != nil && !kerrors.IsNotFound(err) {
+		t.Fatalf("delete %s: %v", obj.GetName(), err)
+	}
+	p.WaitGone(t, obj, wait)
+}
