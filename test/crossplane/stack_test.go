@@ -70,6 +70,7 @@ var ourCRDs = []string{
 	"proxmoxconnections.proxmox.alperen.cloud",
 	"providerconfigusages.proxmox.alperen.cloud",
 	"virtualmachines.proxmox.alperen.cloud",
+	"containers.proxmox.alperen.cloud",
 }
 
 // suite is the stack one run builds, shared by its phases.

@@ -395,6 +395,7 @@ func assertPackageContents(t *testing.T, packageYAML []byte) {
 	want := map[string]string{
 		"proxmoxconnections.proxmox.alperen.cloud":   "ManagedResourceDefinition",
 		"virtualmachines.proxmox.alperen.cloud":      "CustomResourceDefinition",
+		"containers.proxmox.alperen.cloud":           "CustomResourceDefinition",
 		"providerconfigusages.proxmox.alperen.cloud": "CustomResourceDefinition",
 	}
 	if diff := cmp.Diff(want, kinds); diff != "" {
