@@ -47,9 +47,6 @@ const (
 	rebootTimeout = 120
 	// interfacesRetry spaces interface queries while no address is known.
 	interfacesRetry = 30 * time.Second
-	// maxCreateAttempts bounds the VMIDs one Create tries when PVE says
-	// they are taken.
-	maxCreateAttempts = 5
 )
 
 // connector hands out an external client per reconcile, over the current

@@ -267,7 +267,7 @@ func TestCreateFromEachSourceConverges(t *testing.T) {
 			if cr.Status.Status.State != "running" || cr.Status.Status.IPAddress == "" || len(cr.Status.IPAddresses) == 0 {
 				t.Errorf("%s\nstatus %+v, addresses %v: want running with an address", tc.reason, cr.Status.Status, cr.Status.IPAddresses)
 			}
-			if cr.Status.VMID != int32(vmidOf(t, cr)) {
+			if int(cr.Status.VMID) != vmidOf(t, cr) {
 				t.Errorf("%s\nstatus.vmid = %d, want %d", tc.reason, cr.Status.VMID, vmidOf(t, cr))
 			}
 		})

@@ -154,7 +154,7 @@ func TestObserve(t *testing.T) {
 	}{
 		"NoVMIDYet": {
 			reason: "A resource without an external name has nothing in PVE yet.",
-			setup:  func(t *testing.T, f *fixture) *v1alpha1.Container { return newContainer("fresh", fromOSTemplate) },
+			setup:  func(_ *testing.T, _ *fixture) *v1alpha1.Container { return newContainer("fresh", fromOSTemplate) },
 		},
 		"OwnedAndConverged": {
 			reason: "Our running container matching the spec is up to date and Ready, with its connection details.",
@@ -207,7 +207,7 @@ func TestObserve(t *testing.T) {
 				return cr
 			},
 			exists: true, upToDate: true,
-			want: verbWant{ready: corev1.ConditionTrue, pve: func(t *testing.T, f *fixture, cr *v1alpha1.Container) {
+			want: verbWant{ready: corev1.ConditionTrue, pve: func(t *testing.T, f *fixture, _ *v1alpha1.Container) {
 				if d := f.ct(t, ownedVMID).Config["description"]; d != "someone's container" {
 					t.Errorf("description = %q: an Observe-only import writes nothing", d)
 				}
@@ -221,7 +221,7 @@ func TestObserve(t *testing.T) {
 				return cr
 			},
 			exists: true,
-			want: verbWant{pve: func(t *testing.T, f *fixture, cr *v1alpha1.Container) {
+			want: verbWant{pve: func(t *testing.T, _ *fixture, cr *v1alpha1.Container) {
 				if cr.Status.Source == nil || cr.Status.Source.OSTemplate != "local:vztmpl/alpine-3.21.tar.xz" {
 					t.Errorf("status.source = %+v, want the recorded archive", cr.Status.Source)
 				}
@@ -279,7 +279,7 @@ func TestCreate(t *testing.T) {
 	}{
 		"OSTemplate": {
 			reason: "A creation from an archive stores the VMID, creates with our marker and records the source.",
-			setup: func(t *testing.T, f *fixture) *v1alpha1.Container {
+			setup: func(_ *testing.T, _ *fixture) *v1alpha1.Container {
 				cr := newContainer("ost", fromOSTemplate)
 				cr.Spec.Template.Features = &v1alpha1.ContainerFeatures{Nesting: true}
 				cr.Spec.Template.Disk = append(cr.Spec.Template.Disk, v1alpha1.ContainerDisk{Storage: "local-lvm", Size: 2, Path: "/srv"})
@@ -300,24 +300,24 @@ func TestCreate(t *testing.T) {
 		},
 		"MissingArchive": {
 			reason: "An archive PVE does not have is PVE's error, and nothing is created.",
-			setup: func(t *testing.T, f *fixture) *v1alpha1.Container {
+			setup: func(_ *testing.T, _ *fixture) *v1alpha1.Container {
 				return newContainer("noarchive", func(tpl *v1alpha1.ContainerTemplate) { tpl.OSTemplate = "local:vztmpl/none.tar.zst" })
 			},
 			want: verbWant{err: "can't find file", noEvents: []string{"Creating"}},
 		},
 		"CloneUnknownTemplate": {
 			reason: "A clone of a template that does not exist says which.",
-			setup: func(t *testing.T, f *fixture) *v1alpha1.Container {
+			setup: func(_ *testing.T, _ *fixture) *v1alpha1.Container {
 				return newContainer("notpl", func(tpl *v1alpha1.ContainerTemplate) { tpl.Name = "nope" })
 			},
 			want: verbWant{err: `template "nope" not found`},
 		},
 		"LinkedClone": {
 			reason: "fullClone false links the clone to the template's volumes.",
-			setup: func(t *testing.T, f *fixture) *v1alpha1.Container {
+			setup: func(_ *testing.T, _ *fixture) *v1alpha1.Container {
 				return newContainer("linked", func(tpl *v1alpha1.ContainerTemplate) { tpl.Name, tpl.FullClone = testTemplate, ptr.To(false) })
 			},
-			want: verbWant{events: []string{"Cloning"}, pve: func(t *testing.T, f *fixture, cr *v1alpha1.Container) {
+			want: verbWant{events: []string{"Cloning"}, pve: func(t *testing.T, f *fixture, _ *v1alpha1.Container) {
 				if !f.log.Mentions("linked clone") {
 					t.Error("the Cloning event does not say linked")
 				}
@@ -325,8 +325,8 @@ func TestCreate(t *testing.T) {
 		},
 		"ImagePullFirst": {
 			reason: "An image not on the storage is pulled first; no container yet.",
-			setup:  func(t *testing.T, f *fixture) *v1alpha1.Container { return newContainer("pull", fromImage) },
-			want: verbWant{events: []string{"PullingImage"}, noEvents: []string{"Creating"}, pve: func(t *testing.T, f *fixture, cr *v1alpha1.Container) {
+			setup:  func(_ *testing.T, _ *fixture) *v1alpha1.Container { return newContainer("pull", fromImage) },
+			want: verbWant{events: []string{"PullingImage"}, noEvents: []string{"Creating"}, pve: func(t *testing.T, _ *fixture, cr *v1alpha1.Container) {
 				if meta.GetExternalName(cr) != "" || cr.GetAnnotations()[annotationPullTask] == "" {
 					t.Errorf("annotations %v: want a pull task and no VMID yet", cr.GetAnnotations())
 				}
@@ -335,9 +335,9 @@ func TestCreate(t *testing.T) {
 		"NodeWithoutSkopeo": {
 			reason: "A pull that fails on a node without skopeo is an error with PVE's message, and is retried later.",
 			sim:    pvesim.Options{Nodes: []string{testNode, otherNode}, NodesWithoutSkopeo: []string{testNode}},
-			setup:  func(t *testing.T, f *fixture) *v1alpha1.Container { return newContainer("noskopeo", fromImage) },
+			setup:  func(_ *testing.T, _ *fixture) *v1alpha1.Container { return newContainer("noskopeo", fromImage) },
 			again:  true,
-			want: verbWant{err: "No such file or directory", pve: func(t *testing.T, f *fixture, cr *v1alpha1.Container) {
+			want: verbWant{err: "No such file or directory", pve: func(t *testing.T, _ *fixture, cr *v1alpha1.Container) {
 				if cr.GetAnnotations()[annotationPullTask] != "" {
 					t.Error("the failed pull is still recorded: it would never be retried")
 				}
@@ -446,7 +446,7 @@ func TestUpdate(t *testing.T) {
 			setup: func(t *testing.T, f *fixture) *v1alpha1.Container {
 				return owned(t, f, newContainer("start", fromOSTemplate), false, nil)
 			},
-			want: verbWant{events: []string{"Started"}, pve: func(t *testing.T, f *fixture, cr *v1alpha1.Container) {
+			want: verbWant{events: []string{"Started"}, pve: func(t *testing.T, _ *fixture, cr *v1alpha1.Container) {
 				if cr.Status.LastTask == nil || cr.Status.LastTask.Type != "vzstart" {
 					t.Errorf("last task %+v, want vzstart", cr.Status.LastTask)
 				}
@@ -502,7 +502,7 @@ func TestDelete(t *testing.T) {
 		"RunningShutsDown": {
 			reason:  "A running container is shut down first.",
 			running: true,
-			want: verbWant{events: []string{"ShuttingDown"}, pve: func(t *testing.T, f *fixture, cr *v1alpha1.Container) {
+			want: verbWant{events: []string{"ShuttingDown"}, pve: func(t *testing.T, _ *fixture, cr *v1alpha1.Container) {
 				if cr.Status.LastTask == nil || cr.Status.LastTask.Type != "vzshutdown" {
 					t.Errorf("last task %+v, want vzshutdown", cr.Status.LastTask)
 				}

@@ -179,7 +179,7 @@ func readExamples(t *testing.T, dir string) []*unstructured.Unstructured {
 	}
 	var out []*unstructured.Unstructured
 	for _, f := range files {
-		raw, err := os.ReadFile(f) //nolint:gosec // a repository file
+		raw, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
