@@ -563,3 +563,53 @@ func TestReplacementCreatesFromTheNewSource(t *testing.T) {
 		t.Errorf("events %v: want Replacing then Creating", f.log.Reasons())
 	}
 }
+
+// A new image reference that pulls to the same file name replaces the
+// container: the old file is removed first (PVE refuses to overwrite it),
+// the new image pulled, and the container created from it.
+func TestImageReplacedUnderTheSameFileName(t *testing.T) {
+	f := newFixture(t, pvesim.Options{})
+	const old = "ghcr.io/example/nginx:1.27"
+	if err := f.sim.AddVolume(testNode, pve.OCIImageVolID("local", old)); err != nil {
+		t.Fatal(err)
+	}
+	cr := owned(t, f, newContainer("reimage", fromImage), true, nil)
+	meta.AddAnnotations(cr, map[string]string{annotationSource: sourceImage + old, annotationPulled: old})
+	f.converge(t, cr, 60)
+	for _, r := range []string{"Replacing", "RemovingImageFile", "PullingImage", "ImagePulled", "Creating"} {
+		if !f.log.Has(r) {
+			t.Errorf("no %s event; events %v", r, f.log.Reasons())
+		}
+	}
+	if cr.Status.Source == nil || cr.Status.Source.ImageReference != nginxImage || vmidOf(t, cr) != ownedVMID {
+		t.Errorf("source %+v at VMID %d, want %s at %d", cr.Status.Source, vmidOf(t, cr), nginxImage, ownedVMID)
+	}
+}
+
+func TestReplacement(t *testing.T) {
+	cases := map[string]struct {
+		reason           string
+		recorded, wanted *v1alpha1.ContainerSource
+		want             string
+	}{
+		"Unknown":    {reason: "A clone or import records no source: never replaced.", wanted: &v1alpha1.ContainerSource{OSTemplate: "a"}},
+		"NoSource":   {reason: "A spec without an archive or image asks for no replacement.", recorded: &v1alpha1.ContainerSource{OSTemplate: "a"}},
+		"Same":       {reason: "The same source needs nothing.", recorded: &v1alpha1.ContainerSource{OSTemplate: "a"}, wanted: &v1alpha1.ContainerSource{OSTemplate: "a"}},
+		"OSTemplate": {reason: "A new archive is named.", recorded: &v1alpha1.ContainerSource{OSTemplate: "a"}, wanted: &v1alpha1.ContainerSource{OSTemplate: "b"}, want: "template.ostemplate changed from a to b"},
+		"Image":      {reason: "A new image reference is named.", recorded: &v1alpha1.ContainerSource{ImageReference: "x:1"}, wanted: &v1alpha1.ContainerSource{ImageReference: "x:2"}, want: "template.image.reference changed from x:1 to x:2"},
+		"Kind":       {reason: "A switch between archive and image says both.", recorded: &v1alpha1.ContainerSource{OSTemplate: "a"}, wanted: &v1alpha1.ContainerSource{ImageReference: "x:2"}, want: "the source changed from ostemplate a to image x:2"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := replacement(tc.recorded, tc.wanted); got != tc.want {
+				t.Errorf("%s\nreplacement() = %q, want %q", tc.reason, got, tc.want)
+			}
+			if tc.recorded != nil {
+				back := recordedSource(map[string]string{annotationSource: sourceAnnotation(tc.recorded)})
+				if back == nil || *back != *tc.recorded {
+					t.Errorf("%s\nthe annotation round trip gave %+v, want %+v", tc.reason, back, tc.recorded)
+				}
+			}
+		})
+	}
+}

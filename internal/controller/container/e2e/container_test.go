@@ -21,17 +21,20 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/yaml"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
@@ -39,6 +42,8 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
+	"github.com/kubemox/provider-proxmox/internal/metrics/metricstest"
+	"github.com/kubemox/provider-proxmox/internal/provider/providertest"
 	"github.com/kubemox/provider-proxmox/internal/pvesim"
 )
 
@@ -202,4 +207,29 @@ func readExamples(t *testing.T, dir string) []*unstructured.Unstructured {
 		}
 	}
 	return out
+}
+
+// The Container controller is metered: crossplane-runtime's state metrics
+// count Containers by their GVK once one exists, Ready and Synced.
+func TestStateMetricsCountContainers(t *testing.T) {
+	p := require(t)
+	ns := p.Namespace(t, "ct-")
+	cr := newContainer(ns, "metered", func(tpl *v1alpha1.ContainerTemplate) { tpl.OSTemplate = archive })
+	create(t, p, cr)
+	waitReady(t, p, ns, "metered")
+	gvk := map[string]string{"gvk": v1alpha1.ContainerGroupVersionKind.String()}
+	var s metricstest.Samples
+	providertest.Eventually(t, wait, 250*time.Millisecond, func() bool {
+		var err error
+		s, err = metricstest.Gather(ctrlmetrics.Registry)
+		if err != nil {
+			return false
+		}
+		n, _ := s.Sum("crossplane_managed_resource_exists", gvk)
+		r, _ := s.Sum("crossplane_managed_resource_ready", gvk)
+		return n >= 1 && r >= 1
+	}, func() string {
+		return fmt.Sprintf("no Container counted by crossplane_managed_resource_exists and _ready: %v", s.Select("crossplane_managed_resource_exists", nil))
+	})
+	deleteAndWait(t, p, cr)
 }
