@@ -452,6 +452,22 @@ func TestUpdate(t *testing.T) {
 				}
 			}},
 		},
+		"PowerStateStopped": {
+			reason: "powerState Stopped shuts a running container down gracefully, with the spec's timeout.",
+			setup: func(t *testing.T, f *fixture) *v1alpha1.Container {
+				cr := newContainer("stopme", fromOSTemplate)
+				cr.Spec.PowerState, cr.Spec.ShutdownTimeoutSeconds = v1alpha1.PowerStateStopped, ptr.To[int32](30)
+				return owned(t, f, cr, true, nil)
+			},
+			want: verbWant{events: []string{"ShuttingDown"}, noEvents: []string{"Started"}, pve: func(t *testing.T, f *fixture, cr *v1alpha1.Container) {
+				if cr.Status.LastTask == nil || cr.Status.LastTask.Type != "vzshutdown" {
+					t.Errorf("last task %+v, want vzshutdown", cr.Status.LastTask)
+				}
+				if !f.log.Mentions("30 s to do so gracefully") {
+					t.Error("the ShuttingDown event does not give the spec's timeout")
+				}
+			}},
+		},
 		"ReplaceOnNewOSTemplate": {
 			reason: "A changed ostemplate replaces the container: a stopped one is destroyed, with an event.",
 			setup: func(t *testing.T, f *fixture) *v1alpha1.Container {
@@ -611,5 +627,22 @@ func TestReplacement(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A container kept Stopped converges stopped: its configuration is
+// corrected without a start, and it is Ready.
+func TestPowerStateStoppedConverges(t *testing.T) {
+	f := newFixture(t, pvesim.Options{})
+	cr := newContainer("kept-stopped", fromOSTemplate)
+	cr.Spec.PowerState = v1alpha1.PowerStateStopped
+	cr = owned(t, f, cr, true, map[string]string{"cores": "4"})
+	f.converge(t, cr, 20)
+	g := f.ct(t, ownedVMID)
+	if g.Status != "stopped" || g.Config["cores"] != "2" {
+		t.Errorf("status %s cores %s: want stopped with cores 2", g.Status, g.Config["cores"])
+	}
+	if f.log.Has("Started") || f.log.Has("Rebooted") {
+		t.Errorf("a container kept stopped was started: %v", f.log.Reasons())
 	}
 }
