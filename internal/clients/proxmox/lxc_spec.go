@@ -194,26 +194,20 @@ func (p *LXCPlan) diffVolume(key string, want LXCVolume, cfg GuestConfig) {
 		return
 	}
 	ps := ParsePropString(have)
-	if st := diskStorage(ps); want.Storage != "" && st != "" && st != want.Storage {
-		p.Refused = append(p.Refused, fmt.Sprintf("volume %s is on storage %q, the spec asks for %q: volumes are not moved automatically", key, st, want.Storage))
+	if refused := storageRefusal("volume", key, ps, want.Storage); refused != "" {
+		p.Refused = append(p.Refused, refused)
 		return
 	}
 	if mp, _ := ps.Get("mp"); want.Path != "" && mp != want.Path {
 		ps.Set("mp", want.Path)
 		p.set(key, ps.String())
 	}
-	sizeText, _ := ps.Get("size")
-	haveBytes, ok := sizeBytes(sizeText)
-	if !ok || want.SizeGB <= 0 {
-		return
-	}
-	wantBytes := int64(want.SizeGB) << 30
-	switch {
-	case haveBytes < wantBytes:
-		p.Resizes = append(p.Resizes, Resize{Disk: key, Size: strconv.Itoa(want.SizeGB) + "G"})
+	switch grow, refused := sizeChange("volume", key, ps, want.SizeGB); {
+	case grow != nil:
+		p.Resizes = append(p.Resizes, *grow)
 		p.Fields = append(p.Fields, key)
-	case haveBytes > wantBytes:
-		p.Refused = append(p.Refused, fmt.Sprintf("volume %s is %s, the spec asks for %dG: volumes are never shrunk", key, sizeText, want.SizeGB))
+	case refused != "":
+		p.Refused = append(p.Refused, refused)
 	}
 }
 

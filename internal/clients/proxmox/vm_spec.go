@@ -281,23 +281,47 @@ func diffDisk(p *VMPlan, key string, want VMDisk, cfg GuestConfig) {
 		return
 	}
 	ps := ParsePropString(have)
-	if st := diskStorage(ps); want.Storage != "" && st != "" && st != want.Storage {
-		p.Refused = append(p.Refused, fmt.Sprintf("disk %s is on storage %q, the spec asks for %q: disks are not moved automatically", key, st, want.Storage))
+	if refused := storageRefusal("disk", key, ps, want.Storage); refused != "" {
+		p.Refused = append(p.Refused, refused)
 		return
 	}
+	switch grow, refused := sizeChange("disk", key, ps, want.SizeGB); {
+	case grow != nil:
+		p.Resizes = append(p.Resizes, *grow)
+		p.Fields = append(p.Fields, key)
+	case refused != "":
+		p.Refused = append(p.Refused, refused)
+	}
+}
+
+// storageRefusal says why a volume (a noun: "disk") on another storage than
+// want is not moved; "" when it is where the spec wants it, or either is
+// unknown.
+func storageRefusal(noun, key string, ps PropString, want string) string {
+	st := diskStorage(ps)
+	if want == "" || st == "" || st == want {
+		return ""
+	}
+	return fmt.Sprintf("%s %s is on storage %q, the spec asks for %q: %ss are not moved automatically", noun, key, st, want, noun)
+}
+
+// sizeChange compares a volume's size with wantGB: a Resize when it must
+// grow, a refusal (a volume is never shrunk) when the spec asks for less;
+// neither when they match or the size is unknown.
+func sizeChange(noun, key string, ps PropString, wantGB int) (*Resize, string) {
 	sizeText, _ := ps.Get("size")
 	haveBytes, ok := sizeBytes(sizeText)
-	if !ok || want.SizeGB <= 0 {
-		return
+	if !ok || wantGB <= 0 {
+		return nil, ""
 	}
-	wantBytes := int64(want.SizeGB) << 30
+	wantBytes := int64(wantGB) << 30
 	switch {
 	case haveBytes < wantBytes:
-		p.Resizes = append(p.Resizes, Resize{Disk: key, Size: strconv.Itoa(want.SizeGB) + "G"})
-		p.Fields = append(p.Fields, key)
+		return &Resize{Disk: key, Size: strconv.Itoa(wantGB) + "G"}, ""
 	case haveBytes > wantBytes:
-		p.Refused = append(p.Refused, fmt.Sprintf("disk %s is %s, the spec asks for %dG: disks are never shrunk", key, sizeText, want.SizeGB))
+		return nil, fmt.Sprintf("%s %s is %s, the spec asks for %dG: %ss are never shrunk", noun, key, sizeText, wantGB, noun)
 	}
+	return nil, ""
 }
 
 // nicValue returns the netN value with the spec's model and bridge applied

@@ -38,8 +38,6 @@ import (
 )
 
 const (
-	// templateResourcesAge bounds the view used to find a template by name.
-	templateResourcesAge = 30 * time.Second
 	// shutdownTimeout is how long a container gets to power off before it
 	// is destroyed, PVE stopping it afterwards.
 	shutdownTimeout = 60

@@ -68,23 +68,8 @@ func (e *external) startCreate(ctx context.Context, cr *v1alpha1.Container, want
 		}
 		return upid, err
 	}
-	src, err := e.identity().FindTemplate(ctx, want.Clone, want.Node, templateResourcesAge)
-	if err != nil {
-		return "", err
-	}
 	opts := pve.CloneOptions{NewID: vmid, Name: want.Spec.Hostname, Description: description, Full: want.FullClone, Storage: want.CloneStorage}
-	if src.Node != want.Node {
-		opts.Target = want.Node
-	}
-	upid, err := e.cl.CloneGuest(ctx, src, opts)
-	if err == nil {
-		kind := "full"
-		if !want.FullClone {
-			kind = "linked"
-		}
-		e.record.Event(cr, event.Normal(reasonCloning, "cloning container template "+want.Clone+" ("+src.String()+") to container "+strconv.Itoa(vmid)+" on node "+want.Node+" ("+kind+" clone)"))
-	}
-	return upid, err
+	return e.identity().CloneTemplate(ctx, cr, want.Clone, want.Node, opts)
 }
 
 // ensureImage makes the spec's OCI image available as a container template

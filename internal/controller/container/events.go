@@ -21,7 +21,6 @@ import "github.com/crossplane/crossplane-runtime/v2/pkg/event"
 // Event reasons of steps only a Container takes; the ones every guest kind
 // shares are guest.Reason*.
 const (
-	reasonCloning      event.Reason = "Cloning"
 	reasonSourceBusy   event.Reason = "SourceBusy"
 	reasonPullingImage event.Reason = "PullingImage"
 	reasonImagePulled  event.Reason = "ImagePulled"

@@ -95,3 +95,30 @@ func (id Identity) FindTemplate(ctx context.Context, name, node string, maxAge t
 	})
 	return found[0], nil
 }
+
+// TemplateListingAge bounds the /cluster/resources view a template is
+// found by name in.
+const TemplateListingAge = 30 * time.Second
+
+// CloneTemplate clones the template named name (found by FindTemplate) into
+// opts.NewID on node, moving it there when the template lives elsewhere,
+// and says so with an event on obj. It returns the clone task's UPID.
+func (id Identity) CloneTemplate(ctx context.Context, obj resource.Managed, name, node string, opts pve.CloneOptions) (string, error) {
+	src, err := id.FindTemplate(ctx, name, node, TemplateListingAge)
+	if err != nil {
+		return "", err
+	}
+	if src.Node != node {
+		opts.Target = node
+	}
+	upid, err := id.Client.CloneGuest(ctx, src, opts)
+	if err != nil {
+		return "", err
+	}
+	kind := "full"
+	if !opts.Full {
+		kind = "linked"
+	}
+	id.Record.Event(obj, event.Normal(ReasonCloning, "cloning template "+name+" ("+src.String()+") to "+id.Noun+" "+strconv.Itoa(opts.NewID)+" on node "+node+" ("+kind+" clone)"))
+	return upid, nil
+}

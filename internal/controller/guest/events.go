@@ -32,6 +32,7 @@ const (
 	ReasonVMIDInUse          event.Reason = "VMIDInUse"
 	ReasonVMIDTaken          event.Reason = "VMIDTaken"
 	ReasonSourceBusy         event.Reason = "SourceBusy"
+	ReasonCloning            event.Reason = "Cloning"
 	ReasonTaskFailed         event.Reason = "TaskFailed"
 	ReasonConfigured         event.Reason = "Configured"
 	ReasonDriftCorrected     event.Reason = "DriftCorrected"

@@ -36,6 +36,7 @@ type Proxmox interface {
 	ShutdownGuest(ctx context.Context, ref pve.GuestRef, timeoutSeconds int, forceStop bool) (string, error)
 	StopGuest(ctx context.Context, ref pve.GuestRef) (string, error)
 	DeleteGuest(ctx context.Context, ref pve.GuestRef, purge bool) (string, error)
+	CloneGuest(ctx context.Context, src pve.GuestRef, o pve.CloneOptions) (string, error)
 }
 
 var _ Proxmox = (*pve.Client)(nil)

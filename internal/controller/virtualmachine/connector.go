@@ -31,8 +31,6 @@ import (
 )
 
 const (
-	// templateResourcesAge bounds the view used to find a template by name.
-	templateResourcesAge = 30 * time.Second
 	// shutdownTimeout is how long a guest gets to power off on deletion
 	// before PVE stops it.
 	shutdownTimeout = 60

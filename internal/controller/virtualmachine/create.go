@@ -55,21 +55,6 @@ func (e *external) startCreate(ctx context.Context, cr *v1alpha1.VirtualMachine,
 		}
 		return upid, err
 	}
-	src, err := e.identity().FindTemplate(ctx, want.Source, want.Node, templateResourcesAge)
-	if err != nil {
-		return "", err
-	}
 	opts := pve.CloneOptions{NewID: vmid, Name: want.Spec.Name, Description: description, Full: want.FullClone, Storage: want.CloneStorage}
-	if src.Node != want.Node {
-		opts.Target = want.Node
-	}
-	upid, err := e.cl.CloneGuest(ctx, src, opts)
-	if err == nil {
-		kind := "full"
-		if !want.FullClone {
-			kind = "linked"
-		}
-		e.record.Event(cr, event.Normal(reasonCloning, "cloning template "+want.Source+" ("+src.String()+") to VM "+strconv.Itoa(vmid)+" on node "+want.Node+" ("+kind+" clone)"))
-	}
-	return upid, err
+	return e.identity().CloneTemplate(ctx, cr, want.Source, want.Node, opts)
 }

@@ -21,7 +21,6 @@ import "github.com/crossplane/crossplane-runtime/v2/pkg/event"
 // Event reasons of steps only a VirtualMachine takes; the ones every guest
 // kind shares are guest.Reason*.
 const (
-	reasonCloning             event.Reason = "Cloning"
 	reasonCreatingFromScratch event.Reason = "CreatingFromScratch"
 	reasonPasswordApplied     event.Reason = "PasswordApplied"
 	reasonDiskAdded           event.Reason = "DiskAdded"
