@@ -22,10 +22,6 @@ import (
 	"strings"
 	"time"
 
-	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
-
-	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
@@ -45,26 +41,11 @@ type external struct {
 
 // observation is what Observe learnt, for Update and Delete.
 type observation struct {
-	ref         pve.GuestRef
-	cfg         pve.GuestConfig
-	own         guest.Ownership
-	want        desired
-	plan        pve.LXCPlan
-	locked      string
-	running     bool
-	taskRunning bool
-	wasReady    bool
-	// specChanged: the spec changed since the last successful sync, so a
-	// difference is a change asked for, not drift.
-	specChanged bool
-	needMarker  bool
-	needStart   bool
-	needStop    bool
-	needReboot  bool
+	guest.Observation
+	want desired
+	plan pve.LXCPlan
 	// replace says why the container must be replaced ("" when not).
-	replace     string
-	pendingKeys []string
-	current     guest.CurrentStatus
+	replace string
 }
 
 // identity is how this reconcile finds, claims and gives up LXC VMIDs.
@@ -72,65 +53,32 @@ func (e *external) identity() guest.Identity {
 	return guest.Identity{Kube: e.kube, Client: e.cl, Connection: e.connection, VMIDs: e.vmids, Record: e.record, Type: pve.LXC, Noun: "container"}
 }
 
+// observer runs the part of Observe every guest kind shares.
+func (e *external) observer() guest.Observer {
+	return guest.Observer{Identity: e.identity(), Observed: e.observed, SteadyAge: e.steadyAge, Forget: []*guest.Stamps{e.interfacesAsked}}
+}
+
 // Disconnect implements managed.TypedExternalClient.
 func (e *external) Disconnect(context.Context) error { return nil }
 
-// busy reports whether PVE works on the container (a lock or our task).
-func (o *observation) busy() bool { return o.locked != "" || o.taskRunning }
-
 // actionable reports whether Update and Delete may act on what Observe saw.
-func (o *observation) actionable() bool {
-	return o != nil && o.ref.Node != "" && o.own != guest.InProgress && !o.busy()
-}
+func (o *observation) actionable() bool { return o != nil && o.Actionable() }
 
 // converged reports whether the container needs no change (refusals aside).
 func (o *observation) converged() bool {
-	return o.plan.Empty() && o.replace == "" && !o.needMarker && !o.powerDrift() && !o.needReboot
+	return o.plan.Empty() && o.replace == "" && !o.NeedMarker && !o.PowerDrift() && !o.Need.Reboot
 }
-
-// powerDrift reports whether the container's power state is not the one
-// the spec asks for.
-func (o *observation) powerDrift() bool { return o.needStart || o.needStop }
 
 // Observe implements managed.TypedExternalClient.
 func (e *external) Observe(ctx context.Context, cr *v1alpha1.Container) (managed.ExternalObservation, error) {
-	if meta.WasDeleted(cr) {
-		e.observed.Forget(cr.GetUID())
-		e.interfacesAsked.Forget(cr.GetUID())
-	}
-	name := meta.GetExternalName(cr)
-	if name == "" {
-		return managed.ExternalObservation{ResourceExists: false}, nil
-	}
-	vmid, ok := guest.VMIDOf(name)
-	if !ok {
-		return managed.ExternalObservation{}, errors.Errorf("external name %q is not a VMID", name)
-	}
-	if guest.KeptByProtection(e.record, cr, cr.Spec.DeletionProtection, "container "+name) {
-		return managed.ExternalObservation{ResourceExists: false}, nil
-	}
-	o := &observation{wasReady: guest.IsReady(cr), specChanged: cr.GetCondition(xpv2.TypeSynced).ObservedGeneration != cr.GetGeneration()}
+	o := &observation{}
 	e.obs = o
-	maxAge := guest.ListingAge(cr, cr.Status.LastTask, e.observed, e.steadyAge)
-	loc, err := e.identity().Locate(ctx, vmid, maxAge, guest.CandidateNodes(cr.Status.Status.Node, cr.Spec.NodeName))
-	if err != nil || !loc.Found {
-		return managed.ExternalObservation{ResourceExists: loc.Found && err == nil}, err
-	}
-	found, obs, err := e.identity().Resolve(ctx, cr, &cr.Status.VMID, vmid, loc, &o.current)
-	if found == nil {
+	t := guest.Tracked{VMID: &cr.Status.VMID, LastTask: &cr.Status.LastTask, LastNode: cr.Status.Status.Node, SpecNode: cr.Spec.NodeName, Protected: cr.Spec.DeletionProtection}
+	row, next, obs, err := e.observer().Begin(ctx, cr, t, &o.Observation)
+	if !next {
 		return obs, err
 	}
-	o.ref, o.cfg, o.locked, o.own = found.Ref, found.Cfg, found.Lock, found.Own
-	guest.FollowCreateTask(cr, &cr.Status.LastTask)
-	running, err := guest.RefreshTask(ctx, e.cl, e.record, cr, cr.Status.LastTask)
-	o.taskRunning = running
-	if err != nil {
-		return managed.ExternalObservation{}, err
-	}
-	if meta.WasDeleted(cr) {
-		return managed.ExternalObservation{ResourceExists: true}, nil
-	}
-	return e.observeOwned(ctx, cr, o, found.Row)
+	return e.observeOwned(ctx, cr, o, row)
 }
 
 // observeOwned compares an owned (or imported) container with the spec.
@@ -140,34 +88,34 @@ func (e *external) observeOwned(ctx context.Context, cr *v1alpha1.Container, o *
 		return managed.ExternalObservation{}, err
 	}
 	o.want = want
-	running, err := guest.PowerState(ctx, e.cl, &o.current, o.ref, row, guest.PowerWant{Running: want.Running, Stopped: want.Stopped})
+	running, err := guest.PowerState(ctx, e.cl, &o.Current, o.Ref, row, guest.PowerWant{Running: want.Running, Stopped: want.Stopped})
 	if err != nil {
 		return managed.ExternalObservation{}, err
 	}
-	o.running = running
+	o.Running = running
 	manage := guest.MayUpdate(cr)
-	o.plan = pve.DiffLXC(want.Spec, o.cfg)
-	o.needMarker = manage && (o.own == guest.MineNewUID || o.own == guest.Imported)
+	o.plan = pve.DiffLXC(want.Spec, o.Cfg)
+	o.NeedMarker = manage && (o.Own == guest.MineNewUID || o.Own == guest.Imported)
 	cr.Status.Source = recordedSource(cr.GetAnnotations())
 	o.replace = replacement(cr.Status.Source, cr.Spec.Source())
-	o.pendingKeys = o.cfg.PendingKeys()
+	o.PendingKeys = o.Cfg.PendingKeys()
 	settling := powerSettling(cr)
-	o.needStart = want.Running && !running && !settling
-	o.needStop = want.Stopped && running && !settling
+	o.Need.Start = want.Running && !running && !settling
+	o.Need.Stop = want.Stopped && running && !settling
 	// A container kept stopped is not restarted: what is pending takes
 	// effect at its next start.
-	o.needReboot = running && !want.Stopped && want.AllowReboot && len(o.pendingKeys) > 0 && !settling
-	cr.Status.PendingChanges = o.pendingKeys
+	o.Need.Reboot = running && !want.Stopped && want.AllowReboot && len(o.PendingKeys) > 0 && !settling
+	cr.Status.PendingChanges = o.PendingKeys
 
 	e.observeInterfaces(ctx, cr, o)
-	guest.FillStatus(&cr.Status.Status, o.ref, o.running, row)
+	guest.FillStatus(&cr.Status.Status, o.Ref, o.Running, row)
 	guest.Readiness{
-		Manage: manage, Converged: o.converged(), WasReady: o.wasReady, Busy: o.busy(),
-		PowerDrift: o.powerDrift(), Settling: settling, LastTask: cr.Status.LastTask,
+		Manage: manage, Converged: o.converged(), WasReady: o.WasReady, Busy: o.Busy(),
+		PowerDrift: o.PowerDrift(), Settling: settling, LastTask: cr.Status.LastTask,
 	}.Set(cr)
 
 	// Nothing can change while PVE works on the container.
-	upToDate := o.busy() || (o.converged() && len(o.plan.Refused) == 0)
+	upToDate := o.Busy() || (o.converged() && len(o.plan.Refused) == 0)
 	return managed.ExternalObservation{
 		ResourceExists:    true,
 		ResourceUpToDate:  upToDate,
@@ -188,14 +136,14 @@ func powerSettling(cr *v1alpha1.Container) bool {
 // known (throttled), and forgets them when it stops.
 func (e *external) observeInterfaces(ctx context.Context, cr *v1alpha1.Container, o *observation) {
 	st := &cr.Status
-	if !o.running {
+	if !o.Running {
 		st.IPAddresses, st.Status.IPAddress = nil, ""
 		return
 	}
 	if len(st.IPAddresses) > 0 || !e.interfacesAsked.Due(cr.GetUID(), time.Now(), interfacesRetry) {
 		return
 	}
-	ifs, err := e.cl.ContainerInterfaces(ctx, o.ref)
+	ifs, err := e.cl.ContainerInterfaces(ctx, o.Ref)
 	if err != nil {
 		// Not running after all, or an older PVE: unknown for now.
 		return
@@ -208,8 +156,8 @@ func (e *external) observeInterfaces(ctx context.Context, cr *v1alpha1.Container
 // credential.
 func connectionDetails(cr *v1alpha1.Container, o *observation) managed.ConnectionDetails {
 	cd := managed.ConnectionDetails{
-		guest.ConnectionDetailVMID: []byte(strconv.Itoa(o.ref.VMID)),
-		guest.ConnectionDetailNode: []byte(o.ref.Node),
+		guest.ConnectionDetailVMID: []byte(strconv.Itoa(o.Ref.VMID)),
+		guest.ConnectionDetailNode: []byte(o.Ref.Node),
 	}
 	if ip := cr.Status.Status.IPAddress; ip != "" {
 		cd[guest.ConnectionDetailIPAddress] = []byte(ip)

@@ -36,7 +36,7 @@ import (
 // it has converged.
 func (e *external) Update(ctx context.Context, cr *v1alpha1.Container) (managed.ExternalUpdate, error) {
 	o := e.obs
-	if !o.actionable() {
+	if !o.Actionable() {
 		return managed.ExternalUpdate{}, nil
 	}
 	if o.replace != "" {
@@ -47,8 +47,8 @@ func (e *external) Update(ctx context.Context, cr *v1alpha1.Container) (managed.
 		return managed.ExternalUpdate{}, err
 	}
 	p := guest.Power{Client: e.cl, Record: e.record, Noun: "container", RebootTimeout: rebootTimeout, ShutdownTimeout: o.want.ShutdownTimeout}
-	need := guest.PowerNeeds{Start: o.needStart, Stop: o.needStop, Reboot: o.needReboot}
-	booted, err := p.Apply(ctx, cr, &cr.Status.LastTask, &o.current, o.ref, need, o.pendingKeys)
+	need := guest.PowerNeeds{Start: o.Need.Start, Stop: o.Need.Stop, Reboot: o.Need.Reboot}
+	booted, err := p.Apply(ctx, cr, &cr.Status.LastTask, &o.Current, o.Ref, need, o.PendingKeys)
 	if booted {
 		// A boot changes the addresses and applies what was pending.
 		cr.Status.IPAddresses, cr.Status.Status.IPAddress, cr.Status.PendingChanges = nil, "", nil
@@ -70,9 +70,9 @@ func (e *external) replaceStep(ctx context.Context, cr *v1alpha1.Container, o *o
 	if cr.Spec.DeletionProtection {
 		return errors.New(o.replace + ": deletionProtection is set, so the container is not replaced")
 	}
-	e.record.Event(cr, event.Normal(reasonReplacing, "replacing container "+o.ref.String()+": "+o.replace))
+	e.record.Event(cr, event.Normal(reasonReplacing, "replacing container "+o.Ref.String()+": "+o.replace))
 	d := guest.Deleter{Client: e.cl, Record: e.record, Noun: "container", ShutdownTimeout: shutdownTimeout}
-	return d.Step(ctx, cr, &cr.Status.LastTask, o.ref)
+	return d.Step(ctx, cr, &cr.Status.LastTask, o.Ref)
 }
 
 // applyConfig writes drifted keys (PUT config, which also allocates new
@@ -83,18 +83,18 @@ func (e *external) applyConfig(ctx context.Context, cr *v1alpha1.Container, o *o
 	for k, v := range o.plan.Set {
 		set[k] = v
 	}
-	if o.needMarker {
-		set["description"] = guest.WithMarker(pve.Description(o.cfg), guest.MarkerOf(cr))
+	if o.NeedMarker {
+		set["description"] = guest.WithMarker(pve.Description(o.Cfg), guest.MarkerOf(cr))
 	}
 	if len(set) > 0 || len(o.plan.Delete) > 0 {
-		if err := e.cl.SetGuestConfig(ctx, o.ref, set, o.plan.Delete); err != nil {
+		if err := e.cl.SetGuestConfig(ctx, o.Ref, set, o.plan.Delete); err != nil {
 			return guest.RetryIfLocked(err, "configuration")
 		}
-		guest.ReportConfigured(e.record, cr, o.plan.Fields, o.wasReady, o.specChanged)
-		if o.needMarker {
-			e.record.Event(cr, event.Normal(guest.ReasonAdopted, "wrote this resource's marker into the container's description"))
+		guest.ReportConfigured(e.record, cr, o.plan.Fields, o.WasReady, o.SpecChanged)
+		if o.NeedMarker {
+			e.observer().Adopted(cr)
 		}
-		if o.running {
+		if o.Running {
 			// Until the next Observe reads what PVE left pending, assume
 			// all of it, so the resource is observed again within seconds.
 			cr.Status.PendingChanges = guest.MergeKeys(cr.Status.PendingChanges, slices.DeleteFunc(slices.Clone(o.plan.Fields), isVolumeKey))
@@ -103,7 +103,7 @@ func (e *external) applyConfig(ctx context.Context, cr *v1alpha1.Container, o *o
 	}
 	if len(o.plan.Resizes) > 0 {
 		r := o.plan.Resizes[0]
-		upid, err := e.cl.ResizeDisk(ctx, o.ref, r.Disk, r.Size)
+		upid, err := e.cl.ResizeDisk(ctx, o.Ref, r.Disk, r.Size)
 		if err != nil {
 			return guest.RetryIfLocked(err, "resize")
 		}

@@ -30,9 +30,9 @@ import (
 // an owned guest with nothing under way.
 func (e *external) Delete(ctx context.Context, cr *v1alpha1.VirtualMachine) (managed.ExternalDelete, error) {
 	o := e.obs
-	if !o.actionable() {
+	if !o.Actionable() {
 		return managed.ExternalDelete{}, nil
 	}
 	d := guest.Deleter{Client: e.cl, Record: e.record, Noun: "VM", ShutdownTimeout: shutdownTimeout}
-	return managed.ExternalDelete{}, d.Step(ctx, cr, &cr.Status.LastTask, o.ref)
+	return managed.ExternalDelete{}, d.Step(ctx, cr, &cr.Status.LastTask, o.Ref)
 }

@@ -165,7 +165,7 @@ func (f *fixture) converge(t *testing.T, cr *v1alpha1.VirtualMachine, maxSteps i
 	obs, _ := e.Observe(context.Background(), cr)
 	o := e.obs
 	t.Fatalf("not converged after %d steps; conditions %+v; diff %q refused %v marker %v pass %v start %v reboot %v pending %v", maxSteps,
-		cr.Status.Conditions, obs.Diff, o.plan.Refused, o.needMarker, o.needPass, o.needStart, o.needReboot, o.pendingKeys)
+		cr.Status.Conditions, obs.Diff, o.plan.Refused, o.NeedMarker, o.needPass, o.Need.Start, o.Need.Reboot, o.PendingKeys)
 	return 0
 }
 

@@ -37,17 +37,17 @@ func (e *external) placement(cr *v1alpha1.VirtualMachine) guest.Placement {
 // storage missing on the target, say) is recorded on the Migrated condition
 // and not retried until the spec changes; a lock is retried quietly.
 func (e *external) migrate(ctx context.Context, cr *v1alpha1.VirtualMachine, o *observation) {
-	m := pve.Migration{Target: cr.Spec.NodeName, Online: o.running, TargetStorage: diskStorage(cr)}
+	m := pve.Migration{Target: cr.Spec.NodeName, Online: o.Running, TargetStorage: diskStorage(cr)}
 	p := e.placement(cr)
-	upid, err := e.cl.MigrateGuest(ctx, o.ref, m)
+	upid, err := e.cl.MigrateGuest(ctx, o.Ref, m)
 	if err != nil {
 		if !pve.IsLocked(err) {
-			p.Refused(o.ref.Node, m.Online, err, time.Now())
+			p.Refused(o.Ref.Node, m.Online, err, time.Now())
 		}
 		return
 	}
 	guest.RecordTask(&cr.Status.LastTask, upid)
-	p.Started(o.ref.Node, m.Online, upid, time.Now())
+	p.Started(o.Ref.Node, m.Online, upid, time.Now())
 }
 
 // diskStorage is the storage the spec puts the VM's disks on, where a

@@ -24,11 +24,7 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
-
-	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
@@ -54,30 +50,14 @@ type external struct {
 
 // observation is what Observe learnt, for Update and Delete.
 type observation struct {
-	ref         pve.GuestRef
-	cfg         pve.GuestConfig
-	own         guest.Ownership
-	want        desired
-	plan        pve.VMPlan
-	locked      string
-	running     bool
-	taskRunning bool
-	wasReady    bool
-	// specChanged: the spec changed since the last successful sync, so a
-	// difference is a change asked for, not drift.
-	specChanged bool
-	needMarker  bool
-	needPass    bool
-	needStart   bool
-	needStop    bool
-	migration   guest.MigrationDecision
+	guest.Observation
+	want     desired
+	plan     pve.VMPlan
+	needPass bool
+	// migration is what the placement decided.
+	migration guest.MigrationDecision
 	// moving: a migration we started has not arrived yet.
-	moving      bool
-	needReboot  bool
-	pendingKeys []string
-	// current is status/current, read at most once per reconcile: Update
-	// acts on what Observe read rather than asking PVE again.
-	current guest.CurrentStatus
+	moving bool
 }
 
 // identity is how this reconcile finds, claims and gives up QEMU VMIDs.
@@ -85,65 +65,30 @@ func (e *external) identity() guest.Identity {
 	return guest.Identity{Kube: e.kube, Client: e.cl, Connection: e.connection, VMIDs: e.vmids, Record: e.record, Type: pve.QEMU, Noun: "VM"}
 }
 
+// observer runs the part of Observe every guest kind shares.
+func (e *external) observer() guest.Observer {
+	return guest.Observer{Identity: e.identity(), Observed: e.observed, SteadyAge: e.steadyAge, Forget: []*guest.Stamps{e.agentAsked}}
+}
+
 // Disconnect implements managed.TypedExternalClient.
 func (e *external) Disconnect(context.Context) error { return nil }
 
-// busy reports whether PVE works on the guest (a lock or our task).
-func (o *observation) busy() bool { return o.locked != "" || o.taskRunning }
-
-// actionable reports whether Update and Delete may act on what Observe saw:
-// an owned guest placed on a node, with nothing under way.
-func (o *observation) actionable() bool {
-	return o != nil && o.ref.Node != "" && o.own != guest.InProgress && !o.busy()
-}
+// actionable reports whether Update and Delete may act on what Observe saw.
+func (o *observation) actionable() bool { return o != nil && o.Actionable() }
 
 // converged reports whether the guest needs no change (refusals aside).
 func (o *observation) converged() bool {
-	return o.plan.Empty() && !o.needMarker && !o.needPass && !o.powerDrift() && !o.needReboot && o.migration == guest.NoMigration && !o.moving
+	return o.plan.Empty() && !o.NeedMarker && !o.needPass && !o.PowerDrift() && !o.Need.Reboot && o.migration == guest.NoMigration && !o.moving
 }
-
-// powerDrift reports whether the guest's power state is not the one the
-// spec asks for.
-func (o *observation) powerDrift() bool { return o.needStart || o.needStop }
 
 // Observe implements managed.TypedExternalClient.
 func (e *external) Observe(ctx context.Context, cr *v1alpha1.VirtualMachine) (managed.ExternalObservation, error) {
-	if meta.WasDeleted(cr) {
-		// Per-resource memory goes with the resource, whichever way it is
-		// deleted (protected, lost, or destroyed).
-		e.observed.Forget(cr.GetUID())
-		e.agentAsked.Forget(cr.GetUID())
-	}
-	name := meta.GetExternalName(cr)
-	if name == "" {
-		return managed.ExternalObservation{ResourceExists: false}, nil
-	}
-	vmid, ok := guest.VMIDOf(name)
-	if !ok {
-		return managed.ExternalObservation{}, errors.Errorf("external name %q is not a VMID", name)
-	}
-	if guest.KeptByProtection(e.record, cr, cr.Spec.DeletionProtection, "VM "+name) {
-		return managed.ExternalObservation{ResourceExists: false}, nil
-	}
-	o := &observation{wasReady: guest.IsReady(cr), specChanged: cr.GetCondition(xpv2.TypeSynced).ObservedGeneration != cr.GetGeneration()}
+	o := &observation{}
 	e.obs = o
-
-	loc, err := e.identity().Locate(ctx, vmid, guest.ListingAge(cr, cr.Status.LastTask, e.observed, e.steadyAge), guest.CandidateNodes(cr.Status.Status.Node, cr.Spec.NodeName))
-	if err != nil || !loc.Found {
-		return managed.ExternalObservation{ResourceExists: loc.Found && err == nil}, err
-	}
-	found, obs, err := e.identity().Resolve(ctx, cr, &cr.Status.VMID, vmid, loc, &o.current)
-	if found == nil {
+	t := guest.Tracked{VMID: &cr.Status.VMID, LastTask: &cr.Status.LastTask, LastNode: cr.Status.Status.Node, SpecNode: cr.Spec.NodeName, Protected: cr.Spec.DeletionProtection}
+	row, next, obs, err := e.observer().Begin(ctx, cr, t, &o.Observation)
+	if !next {
 		return obs, err
-	}
-	o.ref, o.cfg, o.locked, o.own = found.Ref, found.Cfg, found.Lock, found.Own
-	row := found.Row
-	guest.FollowCreateTask(cr, &cr.Status.LastTask)
-	if err := e.refreshTask(ctx, cr, o); err != nil {
-		return managed.ExternalObservation{}, err
-	}
-	if meta.WasDeleted(cr) {
-		return managed.ExternalObservation{ResourceExists: true}, nil
 	}
 	return e.observeOwned(ctx, cr, o, row)
 }
@@ -155,52 +100,45 @@ func (e *external) observeOwned(ctx context.Context, cr *v1alpha1.VirtualMachine
 		return managed.ExternalObservation{}, err
 	}
 	o.want = want
-	running, err := guest.PowerState(ctx, e.cl, &o.current, o.ref, row, guest.PowerWant{Running: want.Running, Stopped: want.Stopped})
+	running, err := guest.PowerState(ctx, e.cl, &o.Current, o.Ref, row, guest.PowerWant{Running: want.Running, Stopped: want.Stopped})
 	if err != nil {
 		return managed.ExternalObservation{}, err
 	}
-	o.running = running
+	o.Running = running
 	manage := guest.MayUpdate(cr)
-	o.plan = pve.Diff(want.Spec, o.cfg)
-	o.needMarker = manage && (o.own == guest.MineNewUID || o.own == guest.Imported)
+	o.plan = pve.Diff(want.Spec, o.Cfg)
+	o.NeedMarker = manage && (o.Own == guest.MineNewUID || o.Own == guest.Imported)
 	o.needPass = passwordNeedsApply(cr, want.Password)
-	o.pendingKeys = e.pendingKeys(ctx, cr, o)
+	o.PendingKeys = e.pendingKeys(ctx, cr, o)
 	if manage {
 		p := e.placement(cr)
-		o.migration = p.Observe(o.ref.Node, running, time.Now())
+		o.migration = p.Observe(o.Ref.Node, running, time.Now())
 		o.moving = p.Underway()
 	}
 	migrationAsked := o.migration != guest.NoMigration
 	// A guest about to move is started on its target, not before.
-	o.needStart = want.Running && !running && !rebootUnderway(cr) && !migrationAsked
-	o.needStop = (want.Stopped || o.migration == guest.StopThenMigrate) && running && !rebootUnderway(cr)
+	o.Need.Start = want.Running && !running && !rebootUnderway(cr) && !migrationAsked
+	o.Need.Stop = (want.Stopped || o.migration == guest.StopThenMigrate) && running && !rebootUnderway(cr)
 	// A guest kept stopped is stopped rather than rebooted: what is pending
 	// takes effect at its next start (as it does for one about to move).
-	o.needReboot = running && !want.Stopped && !migrationAsked && want.AllowReboot && len(o.pendingKeys) > 0 && !rebootUnderway(cr)
-	cr.Status.PendingChanges = o.pendingKeys
+	o.Need.Reboot = running && !want.Stopped && !migrationAsked && want.AllowReboot && len(o.PendingKeys) > 0 && !rebootUnderway(cr)
+	cr.Status.PendingChanges = o.PendingKeys
 
 	e.observeAgent(ctx, cr, o)
-	guest.FillStatus(&cr.Status.Status, o.ref, o.running, row)
+	guest.FillStatus(&cr.Status.Status, o.Ref, o.Running, row)
 	guest.Readiness{
-		Manage: manage, Converged: o.converged(), WasReady: o.wasReady, Busy: o.busy(),
-		PowerDrift: o.powerDrift(), Settling: rebootUnderway(cr), LastTask: cr.Status.LastTask,
+		Manage: manage, Converged: o.converged(), WasReady: o.WasReady, Busy: o.Busy(),
+		PowerDrift: o.PowerDrift(), Settling: rebootUnderway(cr), LastTask: cr.Status.LastTask,
 	}.Set(cr)
 
 	// Nothing can change while PVE works on the guest.
-	upToDate := o.busy() || (o.converged() && len(o.plan.Refused) == 0)
+	upToDate := o.Busy() || (o.converged() && len(o.plan.Refused) == 0)
 	return managed.ExternalObservation{
 		ResourceExists:    true,
 		ResourceUpToDate:  upToDate,
 		ConnectionDetails: connectionDetails(cr, o),
 		Diff:              strings.Join(o.plan.Fields, ","),
 	}, nil
-}
-
-// refreshTask follows the last task we started while it runs.
-func (e *external) refreshTask(ctx context.Context, cr *v1alpha1.VirtualMachine, o *observation) error {
-	running, err := guest.RefreshTask(ctx, e.cl, e.record, cr, cr.Status.LastTask)
-	o.taskRunning = running
-	return err
 }
 
 // qemuPowerTasks are the tasks after which a QEMU guest's power state is
@@ -215,11 +153,11 @@ func rebootUnderway(cr *v1alpha1.VirtualMachine) bool {
 // cloud-init changes on a running guest (never in /pending; PVE's
 // /cloudinit knows), asked only while status says some were made.
 func (e *external) pendingKeys(ctx context.Context, cr *v1alpha1.VirtualMachine, o *observation) []string {
-	keys := o.cfg.PendingKeys()
-	if !o.running || !hasCloudInitKey(cr.Status.PendingChanges) {
+	keys := o.Cfg.PendingKeys()
+	if !o.Running || !hasCloudInitKey(cr.Status.PendingChanges) {
 		return keys
 	}
-	ci, err := e.cl.CloudInitPending(ctx, o.ref)
+	ci, err := e.cl.CloudInitPending(ctx, o.Ref)
 	if err != nil {
 		// An older PVE without /cloudinit: keep what we recorded.
 		return guest.MergeKeys(keys, cr.Status.PendingChanges)
@@ -240,20 +178,20 @@ func hasCloudInitKey(keys []string) bool {
 // unknown (throttled), and forgets them when the guest stops.
 func (e *external) observeAgent(ctx context.Context, cr *v1alpha1.VirtualMachine, o *observation) {
 	st := &cr.Status.Status
-	if !o.running {
+	if !o.Running {
 		st.IPAddress = ""
 		return
 	}
-	if st.IPAddress != "" || !pve.AgentEnabled(o.cfg) || !e.agentAsked.Due(cr.GetUID(), time.Now(), agentRetry) {
+	if st.IPAddress != "" || !pve.AgentEnabled(o.Cfg) || !e.agentAsked.Due(cr.GetUID(), time.Now(), agentRetry) {
 		return
 	}
-	ifs, err := e.cl.AgentNetworkInterfaces(ctx, o.ref)
+	ifs, err := e.cl.AgentNetworkInterfaces(ctx, o.Ref)
 	if err != nil {
 		return
 	}
 	st.IPAddress = pve.FirstIPv4(ifs)
 	if st.OSInfo == "" {
-		if osName, err := e.cl.AgentOSInfo(ctx, o.ref); err == nil {
+		if osName, err := e.cl.AgentOSInfo(ctx, o.Ref); err == nil {
 			st.OSInfo = osName
 		}
 	}
@@ -263,10 +201,10 @@ func (e *external) observeAgent(ctx context.Context, cr *v1alpha1.VirtualMachine
 // credential.
 func connectionDetails(cr *v1alpha1.VirtualMachine, o *observation) managed.ConnectionDetails {
 	cd := managed.ConnectionDetails{
-		guest.ConnectionDetailVMID: []byte(strconv.Itoa(o.ref.VMID)),
-		guest.ConnectionDetailNode: []byte(o.ref.Node),
+		guest.ConnectionDetailVMID: []byte(strconv.Itoa(o.Ref.VMID)),
+		guest.ConnectionDetailNode: []byte(o.Ref.Node),
 	}
-	if n, ok := o.cfg.Effective("name"); ok {
+	if n, ok := o.Cfg.Effective("name"); ok {
 		cd[guest.ConnectionDetailName] = []byte(n)
 	}
 	if ip := cr.Status.Status.IPAddress; ip != "" {

@@ -37,7 +37,7 @@ import (
 // only once the configuration has converged.
 func (e *external) Update(ctx context.Context, cr *v1alpha1.VirtualMachine) (managed.ExternalUpdate, error) {
 	o := e.obs
-	if !o.actionable() {
+	if !o.Actionable() {
 		return managed.ExternalUpdate{}, nil
 	}
 	if o.migration == guest.MigrateNow {
@@ -65,14 +65,14 @@ func (e *external) applyConfig(ctx context.Context, cr *v1alpha1.VirtualMachine,
 	for k, v := range o.plan.Set {
 		set[k] = v
 	}
-	if o.needMarker {
-		set["description"] = guest.WithMarker(pve.Description(o.cfg), guest.MarkerOf(cr))
+	if o.NeedMarker {
+		set["description"] = guest.WithMarker(pve.Description(o.Cfg), guest.MarkerOf(cr))
 	}
 	if o.needPass {
 		set["cipassword"] = o.want.Password.Value
 	}
 	if len(set) > 0 {
-		if err := e.cl.SetGuestConfig(ctx, o.ref, set, nil); err != nil {
+		if err := e.cl.SetGuestConfig(ctx, o.Ref, set, nil); err != nil {
 			return guest.RetryIfLocked(scrubPassword(err, o.want.Password), "configuration")
 		}
 		if o.needPass {
@@ -80,7 +80,7 @@ func (e *external) applyConfig(ctx context.Context, cr *v1alpha1.VirtualMachine,
 			cr.Status.CloudInitPasswordApplied = &v
 		}
 		e.reportConfig(cr, o)
-		if o.running {
+		if o.Running {
 			// Until the next Observe tells what PVE left pending (cloud-init
 			// keys never show in /pending), assume all of it: the resource is
 			// then observed again within seconds, not after the poll interval.
@@ -89,7 +89,7 @@ func (e *external) applyConfig(ctx context.Context, cr *v1alpha1.VirtualMachine,
 		return true, nil
 	}
 	if len(o.plan.NewDisks) > 0 {
-		upid, err := e.cl.SetGuestConfigAsync(ctx, o.ref, o.plan.NewDisks, nil)
+		upid, err := e.cl.SetGuestConfigAsync(ctx, o.Ref, o.plan.NewDisks, nil)
 		if err != nil {
 			return guest.RetryIfLocked(err, "new disks")
 		}
@@ -99,7 +99,7 @@ func (e *external) applyConfig(ctx context.Context, cr *v1alpha1.VirtualMachine,
 	}
 	if len(o.plan.Resizes) > 0 {
 		r := o.plan.Resizes[0]
-		upid, err := e.cl.ResizeDisk(ctx, o.ref, r.Disk, r.Size)
+		upid, err := e.cl.ResizeDisk(ctx, o.Ref, r.Disk, r.Size)
 		if err != nil {
 			return guest.RetryIfLocked(err, "resize")
 		}
@@ -120,9 +120,9 @@ func scrubPassword(err error, pw *password) error {
 }
 
 func (e *external) reportConfig(cr *v1alpha1.VirtualMachine, o *observation) {
-	guest.ReportConfigured(e.record, cr, o.plan.Fields, o.wasReady, o.specChanged)
-	if o.needMarker {
-		e.record.Event(cr, event.Normal(guest.ReasonAdopted, "wrote this resource's marker into the VM's description"))
+	guest.ReportConfigured(e.record, cr, o.plan.Fields, o.WasReady, o.SpecChanged)
+	if o.NeedMarker {
+		e.observer().Adopted(cr)
 	}
 	if o.needPass {
 		e.record.Event(cr, event.Normal(reasonPasswordApplied, "applied the cloud-init password"))
@@ -146,8 +146,8 @@ func changedKeys(set map[string]string) []string {
 // be stopped, or reboots one to apply pending changes (see guest.Power).
 func (e *external) applyPower(ctx context.Context, cr *v1alpha1.VirtualMachine, o *observation) error {
 	p := guest.Power{Client: e.cl, Record: e.record, Noun: "VM", RebootTimeout: rebootTimeout, ShutdownTimeout: o.want.ShutdownTimeout}
-	need := guest.PowerNeeds{Start: o.needStart, Stop: o.needStop, Reboot: o.needReboot}
-	booted, err := p.Apply(ctx, cr, &cr.Status.LastTask, &o.current, o.ref, need, o.pendingKeys)
+	need := guest.PowerNeeds{Start: o.Need.Start, Stop: o.Need.Stop, Reboot: o.Need.Reboot}
+	booted, err := p.Apply(ctx, cr, &cr.Status.LastTask, &o.Current, o.Ref, need, o.PendingKeys)
 	if booted {
 		e.afterBoot(cr)
 	}
