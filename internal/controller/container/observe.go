@@ -61,9 +61,6 @@ func (e *external) observer() guest.Observer {
 // Disconnect implements managed.TypedExternalClient.
 func (e *external) Disconnect(context.Context) error { return nil }
 
-// actionable reports whether Update and Delete may act on what Observe saw.
-func (o *observation) actionable() bool { return o != nil && o.Actionable() }
-
 // converged reports whether the container needs no change (refusals aside).
 func (o *observation) converged() bool {
 	return o.plan.Empty() && o.replace == "" && !o.NeedMarker && !o.PowerDrift() && !o.Need.Reboot
