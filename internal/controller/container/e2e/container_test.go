@@ -158,6 +158,11 @@ func TestExamplesBecomeReady(t *testing.T) {
 	t.Cleanup(func() {
 		for _, u := range objs {
 			deleteAndWait(t, p, u)
+			// envtest runs no garbage collector: the connection Secrets
+			// the examples own would outlive them and refuse the next run.
+			if name, _, _ := unstructured.NestedString(u.Object, "spec", "writeConnectionSecretToRef", "name"); name != "" {
+				deleteAndWait(t, p, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: u.GetNamespace(), Name: name}})
+			}
 		}
 	})
 	for _, u := range objs {
