@@ -71,6 +71,7 @@ var ourCRDs = []string{
 	"providerconfigusages.proxmox.alperen.cloud",
 	"virtualmachines.proxmox.alperen.cloud",
 	"containers.proxmox.alperen.cloud",
+	"guestimports.proxmox.alperen.cloud",
 }
 
 // suite is the stack one run builds, shared by its phases.
