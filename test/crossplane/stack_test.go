@@ -72,6 +72,7 @@ var ourCRDs = []string{
 	"virtualmachines.proxmox.alperen.cloud",
 	"containers.proxmox.alperen.cloud",
 	"guestimports.proxmox.alperen.cloud",
+	"virtualmachinesets.proxmox.alperen.cloud",
 }
 
 // suite is the stack one run builds, shared by its phases.

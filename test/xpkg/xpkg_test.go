@@ -397,6 +397,7 @@ func assertPackageContents(t *testing.T, packageYAML []byte) {
 		"virtualmachines.proxmox.alperen.cloud":      "CustomResourceDefinition",
 		"containers.proxmox.alperen.cloud":           "CustomResourceDefinition",
 		"guestimports.proxmox.alperen.cloud":         "ManagedResourceDefinition",
+		"virtualmachinesets.proxmox.alperen.cloud":   "ManagedResourceDefinition",
 		"providerconfigusages.proxmox.alperen.cloud": "CustomResourceDefinition",
 	}
 	if diff := cmp.Diff(want, kinds); diff != "" {
