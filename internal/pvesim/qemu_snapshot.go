@@ -2,7 +2,6 @@ package pvesim
 
 import (
 	"net/http"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -31,21 +30,19 @@ func handleQemuSnapshotList(s *Server, r *request) (any, error) {
 	return snapshotList(g), nil
 }
 
-var reConfigID = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9_\-]{1,39}$`)
-
 // handleQemuSnapshotCreate refuses reserved names synchronously; everything else happens
 // in the qmsnapshot task, which holds the "snapshot" lock while it runs.
 func handleQemuSnapshotCreate(s *Server, r *request) (any, error) {
+	name, err := snapName(r)
+	if err != nil {
+		return nil, err
+	}
 	g, err := s.qemuGuest(r)
 	if err != nil {
 		return nil, err
 	}
-	name := r.str("snapname")
 	if name == "current" || strings.EqualFold(name, "pending") {
 		return nil, errInternal("unable to use snapshot name '%s' (reserved name)", name)
-	}
-	if !reConfigID.MatchString(name) {
-		return nil, errParam("snapname", "invalid format - invalid configuration ID '"+name+"'")
 	}
 	return s.startTask(r, taskDef{Type: "qmsnapshot", ID: strconv.Itoa(g.VMID), Node: g.Node,
 		Begin: func(*task) error {
@@ -93,11 +90,15 @@ func handleQemuSnapshotIndex(s *Server, r *request) (any, error) {
 
 // qemuSnapshot resolves {node}/{vmid}/snapshot/{snapname} to the VM's snapshot.
 func (s *Server) qemuSnapshot(r *request) (*snapshot, error) {
+	name, err := snapName(r)
+	if err != nil {
+		return nil, err
+	}
 	g, err := s.qemuGuest(r)
 	if err != nil {
 		return nil, err
 	}
-	return g.snapshotOf(r.str("snapname"))
+	return g.snapshotOf(name)
 }
 
 func handleQemuSnapshotConfigGet(s *Server, r *request) (any, error) {
@@ -126,11 +127,14 @@ func handleQemuSnapshotConfigPut(s *Server, r *request) (any, error) {
 }
 
 func handleQemuSnapshotDelete(s *Server, r *request) (any, error) {
+	name, err := snapName(r)
+	if err != nil {
+		return nil, err
+	}
 	g, err := s.qemuGuest(r)
 	if err != nil {
 		return nil, err
 	}
-	name := r.str("snapname")
 	return s.snapshotTask(r, g, "qmdelsnapshot", name, "snapshot-delete", func() error { return checkLock(g, r) },
 		func() error {
 			g.removeSnapshot(name)
@@ -140,11 +144,14 @@ func handleQemuSnapshotDelete(s *Server, r *request) (any, error) {
 }
 
 func handleQemuRollback(s *Server, r *request) (any, error) {
+	name, err := snapName(r)
+	if err != nil {
+		return nil, err
+	}
 	g, err := s.qemuGuest(r)
 	if err != nil {
 		return nil, err
 	}
-	name := r.str("snapname")
 	return s.snapshotTask(r, g, "qmrollback", name, "rollback", func() error { return checkLock(g, r) },
 		func() error {
 			sn, err := g.snapshotOf(name)

@@ -1,0 +1,123 @@
+package pvesim_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/kubemox/provider-proxmox/internal/pvesim"
+)
+
+// snapshotRoutes are the QEMU snapshot routes whose snapname PVE checks
+// against pve-snapshot-name before any handler runs.
+var snapshotRoutes = []struct{ method, path string }{
+	{http.MethodPost, "/nodes/{node}/qemu/{vmid}/snapshot"},
+	{http.MethodDelete, "/nodes/{node}/qemu/{vmid}/snapshot/{snapname}"},
+	{http.MethodGet, "/nodes/{node}/qemu/{vmid}/snapshot/{snapname}/config"},
+	{http.MethodPut, "/nodes/{node}/qemu/{vmid}/snapshot/{snapname}/config"},
+	{http.MethodPost, "/nodes/{node}/qemu/{vmid}/snapshot/{snapname}/rollback"},
+}
+
+// The simulator's snapshot-name check is PVE's schema for snapname on every
+// snapshot route: format pve-configid, at most 40 characters.
+func TestSnapshotNameSchemaMatchesPVE(t *testing.T) {
+	idx := loadSchemaRaw(t)
+	for _, r := range snapshotRoutes {
+		node, ok := idx[r.path]
+		if !ok {
+			t.Errorf("%s not in the schema", r.path)
+			continue
+		}
+		p := node.Info[r.method].Parameters.Properties["snapname"]
+		if p.Format != "pve-configid" || p.MaxLength != 40 {
+			t.Errorf("%s %s snapname: format %v maxLength %v; the simulator checks pve-configid and 40", r.method, r.path, p.Format, p.MaxLength)
+		}
+	}
+}
+
+type rawSchemaNode struct {
+	Path string `json:"path"`
+	Info map[string]struct {
+		Parameters struct {
+			Properties map[string]struct {
+				Format    any `json:"format"`
+				MaxLength int `json:"maxLength"`
+			} `json:"properties"`
+		} `json:"parameters"`
+	} `json:"info"`
+	Children []rawSchemaNode `json:"children"`
+}
+
+// loadSchemaRaw indexes the schema by path with the parameter fields this
+// file needs (format, maxLength), which loadSchema does not keep.
+func loadSchemaRaw(t *testing.T) map[string]rawSchemaNode {
+	t.Helper()
+	path := os.Getenv("PVE_API_SCHEMA")
+	if path == "" {
+		t.Skip("PVE_API_SCHEMA is not set: point it at the PVE apidata.json (make test does) to check the snapshot-name rules against PVE's schema")
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read schema %s: %v", path, err)
+	}
+	var roots []rawSchemaNode
+	if err := json.Unmarshal(b, &roots); err != nil {
+		t.Fatalf("parse schema: %v", err)
+	}
+	idx := map[string]rawSchemaNode{}
+	var walk func([]rawSchemaNode)
+	walk = func(ns []rawSchemaNode) {
+		for _, n := range ns {
+			idx[n.Path] = n
+			walk(n.Children)
+		}
+	}
+	walk(roots)
+	return idx
+}
+
+// Snapshot names: what PVE's schema refuses (400, per parameter), what its
+// handler refuses (current exactly, pending in any case; 500) and what it
+// takes, "Current" included.
+func TestSnapshotNames(t *testing.T) {
+	sim := startSim(t, pvesim.Options{})
+	if err := sim.AddGuest(pvesim.GuestSeed{Node: "pve", VMID: 710, Config: map[string]string{"name": "n"}}); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		reason, name string
+		status       int
+		message      string // top-level message (500) or snapname's error (400)
+	}{
+		{"two characters are the least", "ab", http.StatusOK, ""},
+		{"upper case, digits, '-' and '_' are allowed", "Pre-Upgrade_2", http.StatusOK, ""},
+		{"forty characters are the most", strings.Repeat("a", 40), http.StatusOK, ""},
+		{"only the lower-case current is reserved", "Current", http.StatusOK, ""},
+		{"one character is not a configuration ID", "a", http.StatusBadRequest, "invalid format - invalid configuration ID 'a'"},
+		{"a digit first is not", "1ab", http.StatusBadRequest, "invalid format - invalid configuration ID '1ab'"},
+		{"a dot is not", "a.b", http.StatusBadRequest, "invalid format - invalid configuration ID 'a.b'"},
+		{"an underscore first is not", "_ab", http.StatusBadRequest, "invalid format - invalid configuration ID '_ab'"},
+		{"forty-one characters are too long", strings.Repeat("b", 41), http.StatusBadRequest, "value may only be 40 characters long"},
+		{"current is reserved", "current", http.StatusInternalServerError, "unable to use snapshot name 'current' (reserved name)"},
+		{"pending is reserved", "pending", http.StatusInternalServerError, "unable to use snapshot name 'pending' (reserved name)"},
+		{"pending is reserved in any case", "PenDing", http.StatusInternalServerError, "unable to use snapshot name 'PenDing' (reserved name)"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			res := rawCall(t, sim, http.MethodPost, "/nodes/pve/qemu/710/snapshot", "application/x-www-form-urlencoded", form("snapname", tc.name), tokenHeader())
+			got := res.message()
+			if res.Status == http.StatusBadRequest {
+				got = res.errors()["snapname"]
+			}
+			if res.Status != tc.status || !strings.HasPrefix(got, tc.message) {
+				t.Errorf("%s: POST snapshot %q = %d %q, want %d %q", tc.reason, tc.name, res.Status, got, tc.status, tc.message)
+			}
+		})
+	}
+	res := rawCall(t, sim, http.MethodPost, "/nodes/pve/qemu/710/snapshot/a.b/rollback", "", "", tokenHeader())
+	if res.Status != http.StatusBadRequest || !strings.HasPrefix(res.errors()["snapname"], "invalid format") {
+		t.Errorf("rollback to an invalid name = %d %v, want the schema's 400", res.Status, res.errors())
+	}
+}
