@@ -30,6 +30,7 @@ import (
 	"github.com/kubemox/provider-proxmox/internal/controller/guestimport"
 	"github.com/kubemox/provider-proxmox/internal/controller/virtualmachine"
 	"github.com/kubemox/provider-proxmox/internal/controller/virtualmachineset"
+	"github.com/kubemox/provider-proxmox/internal/controller/virtualmachinesnapshot"
 )
 
 // SetupGated registers every controller with setups: each is added to mgr
@@ -49,4 +50,7 @@ func SetupGated(mgr ctrl.Manager, o controller.Options, clients *pve.Cache, setu
 	// GuestImport indexes VirtualMachines by the guest they name.
 	setups.Register(v1alpha1.GuestImportKind, func() error { return guestimport.Setup(mgr, o, clients) },
 		v1alpha1.GuestImportGroupVersionKind, v1alpha1.VirtualMachineGroupVersionKind)
+	// A snapshot reads the VirtualMachine it names.
+	setups.Register(v1alpha1.VirtualMachineSnapshotKind, func() error { return virtualmachinesnapshot.Setup(mgr, o, clients) },
+		v1alpha1.VirtualMachineSnapshotGroupVersionKind, v1alpha1.VirtualMachineGroupVersionKind)
 }
