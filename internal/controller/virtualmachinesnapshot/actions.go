@@ -30,12 +30,12 @@ import (
 
 // Event reasons of the snapshot kind's own steps.
 const (
-	reasonSnapshotting  event.Reason = "Snapshotting"
-	reasonDescribed     event.Reason = "DescriptionChanged"
-	reasonRollingBack   event.Reason = "RollingBack"
-	reasonRolledBack    event.Reason = "RolledBack"
-	reasonRollbackLost  event.Reason = "RollbackNotMade"
-	reasonSnapshotGone  event.Reason = "SnapshotDeleting"
+	reasonSnapshotting event.Reason = "Snapshotting"
+	reasonDescribed    event.Reason = "DescriptionChanged"
+	reasonRollingBack  event.Reason = "RollingBack"
+	reasonRolledBack   event.Reason = "RolledBack"
+	reasonRollbackLost event.Reason = "RollbackNotMade"
+	reasonSnapshotGone event.Reason = "SnapshotDeleting"
 )
 
 // Create implements managed.TypedExternalClient: it starts PVE's snapshot

@@ -14,7 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-
 // Package virtualmachinesnapshot reconciles VirtualMachineSnapshot managed
 // resources with Proxmox VE snapshots of QEMU guests, through
 // crossplane-runtime's managed reconciler.

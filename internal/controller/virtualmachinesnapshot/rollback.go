@@ -56,8 +56,14 @@ func rollbackUnderway(cr *v1alpha1.VirtualMachineSnapshot) bool {
 
 // rollback takes token, persisting it in status before PVE is asked, so one
 // token never rolls back twice whatever fails afterwards; then it starts the
-// rollback. PVE's "locked" gives the token back, to be tried next poll.
+// rollback. A locked guest keeps the token for the next poll.
 func (e *external) rollback(ctx context.Context, cr *v1alpha1.VirtualMachineSnapshot, token string) error {
+	// PVE checks the lock inside its task, which would spend the token on
+	// a failure: a guest busy now (a backup, say) is tried next poll.
+	st, err := e.cl.GuestStatus(ctx, e.target.ref)
+	if err != nil || st.Lock != "" {
+		return err
+	}
 	previous := cr.Status.Rollback
 	now := metav1.Now()
 	cr.Status.Rollback = &v1alpha1.SnapshotRollback{Token: token, RequestedAt: &now}
