@@ -28,6 +28,7 @@ import (
 	"github.com/kubemox/provider-proxmox/internal/controller/connection"
 	"github.com/kubemox/provider-proxmox/internal/controller/gated"
 	"github.com/kubemox/provider-proxmox/internal/controller/guestimport"
+	"github.com/kubemox/provider-proxmox/internal/controller/snapshotpolicy"
 	"github.com/kubemox/provider-proxmox/internal/controller/virtualmachine"
 	"github.com/kubemox/provider-proxmox/internal/controller/virtualmachineset"
 	"github.com/kubemox/provider-proxmox/internal/controller/virtualmachinesnapshot"
@@ -53,4 +54,7 @@ func SetupGated(mgr ctrl.Manager, o controller.Options, clients *pve.Cache, setu
 	// A snapshot reads the VirtualMachine it names.
 	setups.Register(v1alpha1.VirtualMachineSnapshotKind, func() error { return virtualmachinesnapshot.Setup(mgr, o, clients) },
 		v1alpha1.VirtualMachineSnapshotGroupVersionKind, v1alpha1.VirtualMachineGroupVersionKind)
+	// A policy lists VirtualMachines and makes VirtualMachineSnapshots.
+	setups.Register(v1alpha1.VirtualMachineSnapshotPolicyKind, func() error { return snapshotpolicy.Setup(mgr, o) },
+		v1alpha1.VirtualMachineSnapshotPolicyGroupVersionKind, v1alpha1.VirtualMachineSnapshotGroupVersionKind, v1alpha1.VirtualMachineGroupVersionKind)
 }
