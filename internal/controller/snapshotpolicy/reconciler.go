@@ -357,7 +357,9 @@ func (r *Reconciler) finalize(ctx context.Context, p *v1alpha1.VirtualMachineSna
 }
 
 // ControllerName is the name of the VirtualMachineSnapshotPolicy controller.
-func ControllerName() string { return "snapshotpolicy/" + strings.ToLower(v1alpha1.VirtualMachineSnapshotPolicyGroupKind) }
+func ControllerName() string {
+	return "snapshotpolicy/" + strings.ToLower(v1alpha1.VirtualMachineSnapshotPolicyGroupKind)
+}
 
 // Setup adds the VirtualMachineSnapshotPolicy controller to mgr. Only spec
 // changes (and deletion, which bumps the generation) wake a policy; the
