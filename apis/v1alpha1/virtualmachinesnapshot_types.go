@@ -32,10 +32,10 @@ const AnnotationRollback = "proxmox.alperen.cloud/rollback"
 //
 // +kubebuilder:validation:XValidation:rule="has(self.virtualMachineName) != has(self.vmid)",message="exactly one of virtualMachineName or vmid is required"
 // +kubebuilder:validation:XValidation:rule="has(self.vmid) == has(self.nodeName)",message="vmid and nodeName go together: nodeName is required with vmid and used only with it"
-// +kubebuilder:validation:XValidation:rule="(has(self.virtualMachineName) ? self.virtualMachineName : '') == (has(oldSelf.virtualMachineName) ? oldSelf.virtualMachineName : '')",message="virtualMachineName is immutable"
+// +kubebuilder:validation:XValidation:rule="has(self.virtualMachineName) == has(oldSelf.virtualMachineName) && (!has(self.virtualMachineName) || self.virtualMachineName == oldSelf.virtualMachineName)",message="virtualMachineName is immutable"
 // +kubebuilder:validation:XValidation:rule="(has(self.vmid) ? self.vmid : 0) == (has(oldSelf.vmid) ? oldSelf.vmid : 0)",message="vmid is immutable"
-// +kubebuilder:validation:XValidation:rule="(has(self.nodeName) ? self.nodeName : '') == (has(oldSelf.nodeName) ? oldSelf.nodeName : '')",message="nodeName is immutable"
-// +kubebuilder:validation:XValidation:rule="(has(self.snapshotName) ? self.snapshotName : '') == (has(oldSelf.snapshotName) ? oldSelf.snapshotName : '')",message="snapshotName is immutable"
+// +kubebuilder:validation:XValidation:rule="has(self.nodeName) == has(oldSelf.nodeName) && (!has(self.nodeName) || self.nodeName == oldSelf.nodeName)",message="nodeName is immutable"
+// +kubebuilder:validation:XValidation:rule="has(self.snapshotName) == has(oldSelf.snapshotName) && (!has(self.snapshotName) || self.snapshotName == oldSelf.snapshotName)",message="snapshotName is immutable"
 // +kubebuilder:validation:XValidation:rule="(has(self.vmstate) && self.vmstate) == (has(oldSelf.vmstate) && oldSelf.vmstate)",message="vmstate is immutable"
 type VirtualMachineSnapshotSpec struct {
 	// The connection, management policies and connection-detail Secret

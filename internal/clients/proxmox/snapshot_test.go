@@ -21,18 +21,8 @@ func TestSnapshotLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	ref := GuestRef{Type: QEMU, Node: "pve", VMID: 130}
-	take := func(name string, o SnapshotOptions) {
-		t.Helper()
-		upid, err := c.CreateSnapshot(ctx, ref, name, o)
-		if err != nil {
-			t.Fatalf("CreateSnapshot(%s): %v", name, err)
-		}
-		if ts := waitTask(t, c, upid); !ts.Succeeded() || ts.Type != "qmsnapshot" {
-			t.Fatalf("snapshot task = %+v", ts)
-		}
-	}
-	take("first", SnapshotOptions{Description: "before upgrade", VMState: true})
-	take("second", SnapshotOptions{})
+	takeSnapshot(t, c, ref, "first", SnapshotOptions{Description: "before upgrade", VMState: true})
+	takeSnapshot(t, c, ref, "second", SnapshotOptions{})
 	if err := c.SetSnapshotDescription(ctx, ref, "second", "after upgrade"); err != nil {
 		t.Fatal(err)
 	}
@@ -79,5 +69,17 @@ func TestSnapshotLifecycle(t *testing.T) {
 	}
 	if _, err := c.Snapshots(ctx, GuestRef{Type: QEMU, Node: "pve", VMID: 999}); !IsGuestNotFound(err) {
 		t.Errorf("snapshots of a missing guest: %v, want not found", err)
+	}
+}
+
+// takeSnapshot takes snapshot name of ref and waits for PVE's task.
+func takeSnapshot(t *testing.T, c *Client, ref GuestRef, name string, o SnapshotOptions) {
+	t.Helper()
+	upid, err := c.CreateSnapshot(context.Background(), ref, name, o)
+	if err != nil {
+		t.Fatalf("CreateSnapshot(%s): %v", name, err)
+	}
+	if ts := waitTask(t, c, upid); !ts.Succeeded() || ts.Type != "qmsnapshot" {
+		t.Fatalf("snapshot task = %+v", ts)
 	}
 }

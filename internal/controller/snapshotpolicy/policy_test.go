@@ -63,7 +63,8 @@ func (w *world) reconcile(t *testing.T, p *v1alpha1.VirtualMachineSnapshotPolicy
 	if _, err := r.Reconcile(context.Background(), reconcile.Request{NamespacedName: types.NamespacedName{Namespace: p.Namespace, Name: p.Name}}); err != nil {
 		t.Fatalf("Reconcile at %s: %v", w.clock.Now().UTC().Format(time.RFC3339), err)
 	}
-	if err := w.kube.Get(context.Background(), client.ObjectKeyFromObject(p), p); client.IgnoreNotFound(err) != nil {
+	err := w.kube.Get(context.Background(), client.ObjectKeyFromObject(p), p)
+	if client.IgnoreNotFound(err) != nil {
 		t.Fatal(err)
 	}
 }
@@ -108,7 +109,7 @@ func (w *world) snapshots(t *testing.T) []string {
 	if err := w.kube.List(context.Background(), l, client.InNamespace(w.ns)); err != nil {
 		t.Fatal(err)
 	}
-	out := []string{}
+	out := make([]string, 0, len(l.Items))
 	for _, s := range l.Items {
 		out = append(out, s.Spec.VirtualMachineName+"@"+strings.TrimSuffix(s.Annotations[AnnotationScheduledAt], ":00Z"))
 	}

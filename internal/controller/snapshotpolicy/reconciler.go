@@ -77,29 +77,29 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, err
 	}
 	now := r.clock.Now()
-	wait, err := r.step(ctx, p, now)
+	wait := r.step(ctx, p, now)
 	p.Status.ObservedGeneration = p.Generation
-	if uerr := r.kube.Status().Update(ctx, p); uerr != nil {
-		return reconcile.Result{}, errors.Wrap(uerr, "cannot update the policy's status")
+	if err := r.kube.Status().Update(ctx, p); err != nil {
+		return reconcile.Result{}, errors.Wrap(err, "cannot update the policy's status")
 	}
-	return reconcile.Result{RequeueAfter: wait}, err
+	return reconcile.Result{RequeueAfter: wait}, nil
 }
 
 // step runs what is due at now and returns how long until the next run (0:
 // nothing scheduled).
-func (r *Reconciler) step(ctx context.Context, p *v1alpha1.VirtualMachineSnapshotPolicy, now time.Time) (time.Duration, error) {
+func (r *Reconciler) step(ctx context.Context, p *v1alpha1.VirtualMachineSnapshotPolicy, now time.Time) time.Duration {
 	sched, err := scheduleOf(&p.Spec)
 	if err != nil {
 		p.Status.NextRunTime = nil
 		p.Status.SetConditions(notReady(v1alpha1.ReasonInvalidSchedule, err.Error()))
-		return 0, nil
+		return 0
 	}
 	if p.Spec.Suspend {
 		// A resumed policy starts from the next slot; runs missed while
 		// suspended are not made up.
 		p.Status.NextRunTime = nil
 		p.Status.SetConditions(notReady(v1alpha1.ReasonSuspended, "spec.suspend stops the schedule; the snapshots taken are kept"))
-		return 0, nil
+		return 0
 	}
 	next := nextRun(p, sched, now)
 	var failures map[string]error
@@ -120,7 +120,7 @@ func (r *Reconciler) step(ctx context.Context, p *v1alpha1.VirtualMachineSnapsho
 	}
 	p.Status.NextRunTime = &metav1.Time{Time: next}
 	p.Status.SetConditions(xpv2.Condition{Type: xpv2.TypeReady, Status: "True", Reason: v1alpha1.ReasonScheduled, LastTransitionTime: metav1.Now()})
-	return next.Sub(now), nil
+	return next.Sub(now)
 }
 
 // nextRun is status.nextRunTime, computed afresh from now for a new policy,
@@ -275,7 +275,8 @@ func (r *Reconciler) prune(ctx context.Context, p *v1alpha1.VirtualMachineSnapsh
 			if !s.DeletionTimestamp.IsZero() {
 				continue
 			}
-			if err := r.kube.Delete(ctx, &s); client.IgnoreNotFound(err) != nil {
+			err := r.kube.Delete(ctx, &s)
+			if client.IgnoreNotFound(err) != nil {
 				failures[key] = errors.Wrapf(err, "cannot prune VirtualMachineSnapshot %s", s.Name)
 				continue
 			}
@@ -348,7 +349,8 @@ func (r *Reconciler) finalize(ctx context.Context, p *v1alpha1.VirtualMachineSna
 		return err
 	}
 	for i := range snaps {
-		if err := r.kube.Delete(ctx, &snaps[i]); client.IgnoreNotFound(err) != nil {
+		err := r.kube.Delete(ctx, &snaps[i])
+		if client.IgnoreNotFound(err) != nil {
 			return errors.Wrapf(err, "cannot delete VirtualMachineSnapshot %s/%s", snaps[i].Namespace, snaps[i].Name)
 		}
 	}

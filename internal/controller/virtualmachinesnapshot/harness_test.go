@@ -48,7 +48,7 @@ func (l *eventLog) WithAnnotations(...string) event.Recorder { return l }
 func (l *eventLog) reasons() []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	out := []string{}
+	out := make([]string, 0, len(l.events))
 	for _, e := range l.events {
 		out = append(out, string(e.Reason))
 	}
@@ -176,7 +176,7 @@ func (f *fixture) snapshots(t *testing.T) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := []string{}
+	out := make([]string, 0, len(snaps))
 	for _, s := range snaps {
 		out = append(out, s.Name)
 	}

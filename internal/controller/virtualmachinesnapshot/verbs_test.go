@@ -314,22 +314,8 @@ func TestRollbackOncePerToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	cr := f.snapshotOf(t, "pre-upgrade", vmName, withToken("first"))
-	reconcile := func() {
-		t.Helper()
-		e := f.external(t, cr)
-		obs, err := e.Observe(ctx, cr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !obs.ResourceUpToDate {
-			if _, err := e.Update(ctx, cr); err != nil {
-				t.Fatal(err)
-			}
-		}
-		f.waitTasks(t, cr)
-	}
 	for range 3 {
-		reconcile()
+		f.reconcile(t, cr)
 	}
 	if n := f.rollbacks(t); n != 1 {
 		t.Fatalf("rollbacks after three reconciles of one token = %d, want 1", n)
@@ -344,8 +330,8 @@ func TestRollbackOncePerToken(t *testing.T) {
 	if err := f.kube.Update(ctx, cr); err != nil {
 		t.Fatal(err)
 	}
-	reconcile()
-	reconcile()
+	f.reconcile(t, cr)
+	f.reconcile(t, cr)
 	if n := f.rollbacks(t); n != 2 {
 		t.Errorf("rollbacks after a second token = %d, want 2", n)
 	}
@@ -400,4 +386,22 @@ func TestRollbackTokenWithoutTask(t *testing.T) {
 			}
 		})
 	}
+}
+
+// reconcile observes cr and updates it when not up to date, as the managed
+// reconciler does, then waits for the tasks that left.
+func (f *fixture) reconcile(t *testing.T, cr *v1alpha1.VirtualMachineSnapshot) {
+	t.Helper()
+	ctx := context.Background()
+	e := f.external(t, cr)
+	obs, err := e.Observe(ctx, cr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !obs.ResourceUpToDate {
+		if _, err := e.Update(ctx, cr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.waitTasks(t, cr)
 }

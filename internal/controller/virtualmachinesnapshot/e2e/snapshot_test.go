@@ -33,7 +33,7 @@ func TestExamples(t *testing.T) {
 	if !ok || !taken.VMState || taken.Description != "before the kernel upgrade" {
 		t.Fatalf("PVE's snapshot = %+v (found %v), want pre-upgrade with RAM and the example's description", taken, ok)
 	}
-	if s.Status.VMID != int32(vmid) || s.Status.SnapTime == nil || !s.Status.VMState || s.Status.Status != "created" || meta.GetExternalName(s) != "pre-upgrade" {
+	if int(s.Status.VMID) != vmid || s.Status.SnapTime == nil || !s.Status.VMState || s.Status.Status != "created" || meta.GetExternalName(s) != "pre-upgrade" {
 		t.Errorf("status = %+v, external name %q", s.Status, meta.GetExternalName(s))
 	}
 
@@ -126,7 +126,8 @@ func TestVirtualMachineDeletedUnderItsSnapshot(t *testing.T) {
 	waitSnapshot(t, ns, s.Name, "reporting its VM gone", func(s *v1alpha1.VirtualMachineSnapshot) bool {
 		return s.GetCondition(xpv2.TypeReady).Reason == v1alpha1.ReasonVirtualMachineGone
 	})
-	if err := h.Kube.Delete(ctx, s); client.IgnoreNotFound(err) != nil {
+	err := h.Kube.Delete(ctx, s)
+	if client.IgnoreNotFound(err) != nil {
 		t.Fatal(err)
 	}
 	h.WaitGone(t, s, wait)
