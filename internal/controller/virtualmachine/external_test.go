@@ -21,7 +21,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -35,13 +34,13 @@ import (
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
-	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 
 	"github.com/kubemox/provider-proxmox/apis"
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 	"github.com/kubemox/provider-proxmox/internal/controller/guest"
+	"github.com/kubemox/provider-proxmox/internal/controller/guest/guesttest"
 	"github.com/kubemox/provider-proxmox/internal/pvesim"
 )
 
@@ -51,36 +50,11 @@ const (
 	templateID   = 9000
 )
 
-// eventLog records events; the tests assert on their reasons.
-type eventLog struct {
-	mu     sync.Mutex
-	events []event.Event
-}
-
-func (l *eventLog) Event(_ runtime.Object, e event.Event) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.events = append(l.events, e)
-}
-
-func (l *eventLog) WithAnnotations(...string) event.Recorder { return l }
-
-func (l *eventLog) has(reason string) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for _, e := range l.events {
-		if string(e.Reason) == reason {
-			return true
-		}
-	}
-	return false
-}
-
 type fixture struct {
 	sim  *pvesim.Server
 	cl   *pve.Client
 	kube client.Client
-	log  *eventLog
+	log  *guesttest.EventLog
 	conn *connector
 }
 
@@ -110,7 +84,7 @@ func newFixture(t *testing.T, opts pvesim.Options) *fixture {
 		t.Fatal(err)
 	}
 	kube := fake.NewClientBuilder().WithScheme(s).WithStatusSubresource(&v1alpha1.VirtualMachine{}).Build()
-	log := &eventLog{}
+	log := &guesttest.EventLog{}
 	return &fixture{sim: sim, cl: cl, kube: kube, log: log, conn: &connector{
 		kube: kube, secrets: kube, clients: pve.NewCache(), vmids: pve.NewVMIDAllocator(0), record: log,
 		steadyAge: time.Second, agentAsked: guest.NewStamps(), observed: guest.NewStamps(),
@@ -226,11 +200,11 @@ func TestCreateClonePersistsVMIDFirstAndConverges(t *testing.T) {
 		t.Errorf("marker = %+v %v", m, ok)
 	}
 	for _, r := range []string{"Cloning", "Configured", "Resized", "Started"} {
-		if !f.log.has(r) {
+		if !f.log.Has(r) {
 			t.Errorf("no %s event", r)
 		}
 	}
-	if f.log.has("DriftCorrected") {
+	if f.log.Has("DriftCorrected") {
 		t.Error("drift warning before the first Ready")
 	}
 	if len(f.sim.Guests()) != 2 {
@@ -263,7 +237,7 @@ func TestCreateScratchWithCloudInit(t *testing.T) {
 	if a := cr.Status.CloudInitPasswordApplied; a == nil || a.Generation != 3 {
 		t.Errorf("password version not recorded: %+v", a)
 	}
-	if !f.log.has("Creating") {
+	if !f.log.Has("Creating") {
 		t.Error("no Creating event")
 	}
 }
@@ -428,7 +402,7 @@ func TestUpdateCorrectsDriftWithWarning(t *testing.T) {
 	if got := g.Config["net0"]; got != "virtio="+mac+",bridge=vmbr0,firewall=1" && g.Pending["net0"] != "virtio="+mac+",bridge=vmbr0,firewall=1" {
 		t.Errorf("net0 = %q (pending %q): want bridge corrected, MAC and firewall kept", got, g.Pending["net0"])
 	}
-	if !f.log.has("DriftCorrected") {
+	if !f.log.Has("DriftCorrected") {
 		t.Error("no DriftCorrected warning")
 	}
 }
@@ -471,7 +445,7 @@ func TestDeleteShutsDownThenDestroys(t *testing.T) {
 		t.Fatal("guest still exists")
 	}
 	for _, r := range []string{"ShuttingDown", "Deleting"} {
-		if !f.log.has(r) {
+		if !f.log.Has(r) {
 			t.Errorf("no %s event", r)
 		}
 	}
@@ -515,10 +489,10 @@ func TestPendingChangeAppliedByOneReboot(t *testing.T) {
 	if g.Config["cores"] != "8" || g.Status != "running" || len(g.Pending) != 0 {
 		t.Errorf("after the reboot: cores=%s status=%s pending=%v", g.Config["cores"], g.Status, g.Pending)
 	}
-	if !f.log.has("Rebooted") {
+	if !f.log.Has("Rebooted") {
 		t.Error("no Rebooted event")
 	}
-	if f.log.has("DriftCorrected") {
+	if f.log.Has("DriftCorrected") {
 		t.Error("a spec change was reported as drift")
 	}
 	if n := f.ourStarts(t, vmid); n != 1 {
@@ -540,7 +514,7 @@ func TestRebootPolicyNeverReportsPendingKeys(t *testing.T) {
 	if g.Pending["cores"] != "6" {
 		t.Fatalf("cores not pending: config %s pending %v", g.Config["cores"], g.Pending)
 	}
-	if f.log.has("Rebooted") {
+	if f.log.Has("Rebooted") {
 		t.Error("rebooted although rebootPolicy is Never")
 	}
 	if fmt.Sprint(cr.Status.PendingChanges) != "[cores]" {
@@ -646,7 +620,7 @@ func TestCloudInitChangeOnRunningVMReboots(t *testing.T) {
 	cr.Spec.Template.CloudInitConfig = &v1alpha1.CloudInitConfig{User: "first"}
 	f.store(t, cr, true)
 	f.converge(t, cr, 30)
-	if f.log.has("Rebooted") {
+	if f.log.Has("Rebooted") {
 		t.Fatal("rebooted before any change")
 	}
 	cr.Spec.Template.CloudInitConfig.User = "second"
@@ -657,7 +631,7 @@ func TestCloudInitChangeOnRunningVMReboots(t *testing.T) {
 	if g.Config["ciuser"] != "second" || g.Status != "running" {
 		t.Errorf("ciuser=%s status=%s", g.Config["ciuser"], g.Status)
 	}
-	if !f.log.has("Rebooted") {
+	if !f.log.Has("Rebooted") {
 		t.Error("no reboot for a cloud-init change on a running VM")
 	}
 	if len(cr.Status.PendingChanges) != 0 {

@@ -34,6 +34,7 @@ import (
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 	"github.com/kubemox/provider-proxmox/internal/controller/guest"
+	"github.com/kubemox/provider-proxmox/internal/controller/guest/guesttest"
 	"github.com/kubemox/provider-proxmox/internal/pvesim"
 )
 
@@ -65,12 +66,12 @@ func (w verbWant) check(t *testing.T, f *fixture, cr *v1alpha1.VirtualMachine, e
 		t.Errorf("error = %v, want one containing %q", err, w.err)
 	}
 	for _, r := range w.events {
-		if !f.log.has(r) {
-			t.Errorf("no %s event; events: %v", r, f.log.reasons())
+		if !f.log.Has(r) {
+			t.Errorf("no %s event; events: %v", r, f.log.Reasons())
 		}
 	}
 	for _, r := range w.noEvents {
-		if f.log.has(r) {
+		if f.log.Has(r) {
 			t.Errorf("unexpected %s event", r)
 		}
 	}
@@ -78,7 +79,7 @@ func (w verbWant) check(t *testing.T, f *fixture, cr *v1alpha1.VirtualMachine, e
 		if err != nil && strings.Contains(err.Error(), w.secret) {
 			t.Errorf("the error carries the secret: %v", err)
 		}
-		if f.log.mentions(w.secret) {
+		if f.log.Mentions(w.secret) {
 			t.Error("an event carries the secret")
 		}
 	}
@@ -91,27 +92,6 @@ func (w verbWant) check(t *testing.T, f *fixture, cr *v1alpha1.VirtualMachine, e
 	if w.pve != nil {
 		w.pve(t, f, cr)
 	}
-}
-
-func (l *eventLog) reasons() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	out := make([]string, 0, len(l.events))
-	for _, e := range l.events {
-		out = append(out, string(e.Reason))
-	}
-	return out
-}
-
-func (l *eventLog) mentions(s string) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for _, e := range l.events {
-		if strings.Contains(e.Message, s) {
-			return true
-		}
-	}
-	return false
 }
 
 // owned stores cloneVM(name) as a resource we created, Ready and in sync,
@@ -424,8 +404,8 @@ func firstVMID(cr *v1alpha1.VirtualMachine) int {
 }
 
 // resetLog starts a fresh event log, so a case checks only its verb's events.
-func resetLog(f *fixture) *eventLog {
-	l := &eventLog{}
+func resetLog(f *fixture) *guesttest.EventLog {
+	l := &guesttest.EventLog{}
 	f.conn.record = l
 	return l
 }

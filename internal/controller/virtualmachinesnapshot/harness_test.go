@@ -3,7 +3,6 @@ package virtualmachinesnapshot
 import (
 	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,12 +15,12 @@ import (
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
-	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 
 	"github.com/kubemox/provider-proxmox/apis"
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
+	"github.com/kubemox/provider-proxmox/internal/controller/guest/guesttest"
 	"github.com/kubemox/provider-proxmox/internal/pvesim"
 )
 
@@ -31,37 +30,13 @@ const (
 	vmName   = "web"
 )
 
-// eventLog records events; the tests assert on their reasons.
-type eventLog struct {
-	mu     sync.Mutex
-	events []event.Event
-}
-
-func (l *eventLog) Event(_ runtime.Object, e event.Event) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.events = append(l.events, e)
-}
-
-func (l *eventLog) WithAnnotations(...string) event.Recorder { return l }
-
-func (l *eventLog) reasons() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	out := make([]string, 0, len(l.events))
-	for _, e := range l.events {
-		out = append(out, string(e.Reason))
-	}
-	return out
-}
-
 // fixture is the simulator with one QEMU guest, a client to it, and an
 // object store holding the VirtualMachine that owns the guest.
 type fixture struct {
 	sim  *pvesim.Server
 	cl   *pve.Client
 	kube client.Client
-	log  *eventLog
+	log  *guesttest.EventLog
 	ref  pve.GuestRef
 }
 
@@ -90,7 +65,7 @@ func newFixture(t *testing.T, opts pvesim.Options) *fixture {
 	}
 	kube := fake.NewClientBuilder().WithScheme(s).
 		WithStatusSubresource(&v1alpha1.VirtualMachine{}, &v1alpha1.VirtualMachineSnapshot{}).Build()
-	f := &fixture{sim: sim, cl: cl, kube: kube, log: &eventLog{}, ref: pve.GuestRef{Type: pve.QEMU, Node: testNode, VMID: guestID}}
+	f := &fixture{sim: sim, cl: cl, kube: kube, log: &guesttest.EventLog{}, ref: pve.GuestRef{Type: pve.QEMU, Node: testNode, VMID: guestID}}
 	f.storeVM(t, vmName, guestID)
 	return f
 }

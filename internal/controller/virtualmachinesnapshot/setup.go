@@ -17,76 +17,37 @@ limitations under the License.
 package virtualmachinesnapshot
 
 import (
-	"time"
-
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/feature"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
-	"github.com/kubemox/provider-proxmox/internal/controller/dependents"
 	"github.com/kubemox/provider-proxmox/internal/controller/guest"
-	"github.com/kubemox/provider-proxmox/internal/controller/mrstate"
 )
 
 // ControllerName is the name of the VirtualMachineSnapshot controller.
-func ControllerName() string { return managed.ControllerName(v1alpha1.VirtualMachineSnapshotGroupKind) }
+func ControllerName() string {
+	return guest.ControllerName(v1alpha1.VirtualMachineSnapshotGroupVersionKind)
+}
 
 // Setup adds the VirtualMachineSnapshot controller to mgr, taking Proxmox
-// clients from clients.
+// clients from clients. The initializer stores the snapshot name as the
+// external name before anything is created.
 func Setup(mgr ctrl.Manager, o controller.Options, clients *pve.Cache) error {
-	name := ControllerName()
-	//nolint:staticcheck // crossplane-runtime's event recorder needs the legacy recorder interface.
-	recorder := event.NewAPIRecorder(mgr.GetEventRecorderFor(name), o.EventFilterFunctions...)
-	poll := o.PollInterval
-	if poll <= 0 {
-		poll = time.Minute
-	}
+	recorder := guest.Recorder(mgr, o, ControllerName())
 	c := &connector{
 		kube:    mgr.GetClient(),
 		usage:   resource.NewProviderConfigUsageTracker(mgr.GetClient(), &v1alpha1.ProviderConfigUsage{}),
 		clients: clients,
 		record:  recorder,
 	}
-	opts := []managed.ReconcilerOption{
-		managed.WithTypedExternalConnector[*v1alpha1.VirtualMachineSnapshot](c),
-		managed.WithInitializers(initializer{kube: mgr.GetClient()}),
-		// The name is stored before PVE is asked: an interrupted create is
-		// always resolvable by looking for it.
-		managed.WithDeterministicExternalName(true),
-		managed.WithCreationGracePeriod(0),
-		managed.WithPollIntervalHook(guest.PollInterval(pollSoon)),
-		managed.WithLogger(o.Logger.WithValues("controller", name)),
-		managed.WithPollInterval(poll),
-		managed.WithRecorder(recorder),
-	}
-	if o.Features != nil && o.Features.Enabled(feature.EnableBetaManagementPolicies) {
-		opts = append(opts, managed.WithManagementPolicies())
-	}
-	if o.MetricOptions != nil && o.MetricOptions.MRMetrics != nil {
-		opts = append(opts, managed.WithMetricRecorder(o.MetricOptions.MRMetrics))
-	}
-	r := managed.NewReconciler(mgr, resource.ManagedKind(v1alpha1.VirtualMachineSnapshotGroupVersionKind), opts...)
-
-	b := ctrl.NewControllerManagedBy(mgr).
-		Named(name).
-		WithOptions(o.ForControllerRuntime()).
-		For(&v1alpha1.VirtualMachineSnapshot{}, builder.WithPredicates(resource.DesiredStateChanged()))
-	if err := dependents.Watch(mgr, b, &v1alpha1.VirtualMachineSnapshotList{}, clients); err != nil {
-		return errors.Wrap(err, "cannot watch ProxmoxConnection client changes")
-	}
-	if err := mrstate.Setup(mgr, o, &v1alpha1.VirtualMachineSnapshotList{}); err != nil {
-		return err
-	}
-	return b.Complete(ratelimiter.NewReconciler(name, errors.WithSilentRequeueOnConflict(r), o.GlobalRateLimiter))
+	return guest.SetupManaged(mgr, o, clients, recorder, guest.ManagedKind[*v1alpha1.VirtualMachineSnapshot]{
+		GVK: v1alpha1.VirtualMachineSnapshotGroupVersionKind, Object: &v1alpha1.VirtualMachineSnapshot{}, List: &v1alpha1.VirtualMachineSnapshotList{},
+		Connector: c, Initializers: []managed.Initializer{initializer{kube: mgr.GetClient()}}, PollSoon: pollSoon,
+	})
 }
 
 // pollSoon reports whether a snapshot is to be observed again within

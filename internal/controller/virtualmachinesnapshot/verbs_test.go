@@ -258,7 +258,7 @@ func TestVerbs(t *testing.T) {
 				t.Fatalf("%s: %v", tc.reason, err)
 			}
 			f.waitTasks(t, cr)
-			got := result{Snapshots: f.snapshots(t), Rollbacks: f.rollbacks(t), Events: f.log.reasons()}
+			got := result{Snapshots: f.snapshots(t), Rollbacks: f.rollbacks(t), Events: f.log.Reasons()}
 			if snaps, _ := f.cl.Snapshots(ctx, f.ref); len(snaps) > 0 {
 				got.Description = snaps[len(snaps)-1].Description
 			}
