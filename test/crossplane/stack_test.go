@@ -70,6 +70,10 @@ var ourCRDs = []string{
 	"proxmoxconnections.proxmox.alperen.cloud",
 	"providerconfigusages.proxmox.alperen.cloud",
 	"virtualmachines.proxmox.alperen.cloud",
+	"virtualmachinesnapshots.proxmox.alperen.cloud",
+	"virtualmachinesnapshotpolicies.proxmox.alperen.cloud",
+	"virtualmachinesets.proxmox.alperen.cloud",
+	"guestimports.proxmox.alperen.cloud",
 }
 
 // suite is the stack one run builds, shared by its phases.
