@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kubemox/provider-proxmox/internal/pvesim"
 )
@@ -119,5 +120,53 @@ func TestSnapshotNames(t *testing.T) {
 	res := rawCall(t, sim, http.MethodPost, "/nodes/pve/qemu/710/snapshot/a.b/rollback", "", "", tokenHeader())
 	if res.Status != http.StatusBadRequest || !strings.HasPrefix(res.errors()["snapname"], "invalid format") {
 		t.Errorf("rollback to an invalid name = %d %v, want the schema's 400", res.Status, res.errors())
+	}
+}
+
+// While PVE's snapshot task runs, the snapshot is listed with snapstate
+// prepare (PVE writes it to the config first) and the guest's parent has not
+// moved; a rollback to it fails its task; once the task ends the state goes
+// and the parent moves.
+func TestSnapshotPrepareState(t *testing.T) {
+	sim := startSim(t, pvesim.Options{TaskDurations: map[string]time.Duration{"qmsnapshot": 400 * time.Millisecond}})
+	if err := sim.AddGuest(pvesim.GuestSeed{Node: "pve", VMID: 711, Config: map[string]string{"name": "p"}}); err != nil {
+		t.Fatal(err)
+	}
+	c := tokenClient(t, sim)
+	ctx := testCtx(t)
+	vm := vmOf(t, c, "pve", 711)
+	task, err := vm.NewSnapshot(ctx, "slow")
+	if err != nil {
+		t.Fatal(err)
+	}
+	list := func() map[string]map[string]any {
+		res := rawCall(t, sim, http.MethodGet, "/nodes/pve/qemu/711/snapshot", "", "", tokenHeader())
+		var items []map[string]any
+		if err := json.Unmarshal(res.Body["data"], &items); err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]map[string]any{}
+		for _, it := range items {
+			out[it["name"].(string)] = it
+		}
+		return out
+	}
+	eventually(t, "the snapshot listed in state prepare", func() bool { return list()["slow"]["snapstate"] == "prepare" })
+	if p := list()["current"]["parent"]; p != nil {
+		t.Errorf("during the task the guest's parent is %v, want none yet", p)
+	}
+	rb, err := vm.Snapshot("slow").Rollback(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := waitTask(t, c, rb); err == nil || !strings.Contains(err.Error(), "unable to rollback to incomplete snapshot (snapstate = prepare)") {
+		t.Errorf("rollback to a snapshot in the making: %v, want PVE's incomplete-snapshot failure", err)
+	}
+	if err := waitTask(t, c, task); err != nil {
+		t.Fatal(err)
+	}
+	after := list()
+	if _, ok := after["slow"]["snapstate"]; ok || after["current"]["parent"] != "slow" {
+		t.Errorf("after the task: slow %v, current %v; want no snapstate and parent slow", after["slow"], after["current"])
 	}
 }

@@ -59,7 +59,7 @@ func handleQemuSnapshotCreate(s *Server, r *request) (any, error) {
 				return errInternal("snapshot name '%s' already used", name)
 			}
 			g.Config["lock"] = "snapshot"
-			s.touch(g)
+			s.prepareSnapshot(g, name, r.str("description"), r.bool("vmstate"))
 			return nil
 		},
 		Finish: func(*task) error {
@@ -67,18 +67,41 @@ func handleQemuSnapshotCreate(s *Server, r *request) (any, error) {
 				return err
 			}
 			delete(g.Config, "lock")
-			cfg := copyMap(g.Config)
-			delete(cfg, "parent")
-			sn := &snapshot{Name: name, Description: r.str("description"), SnapTime: time.Now().Unix(),
-				VMState: r.bool("vmstate") && g.running(), Parent: g.Config["parent"], Config: cfg}
-			cfg["snaptime"] = strconv.FormatInt(sn.SnapTime, 10)
-			g.Snapshots = append(g.Snapshots, sn)
+			if sn := g.findSnapshot(name); sn != nil {
+				sn.SnapState = ""
+			}
 			g.Config["parent"] = name
 			s.touch(g)
 			return nil
 		},
-		OnFail: func() { s.unlockIf(g, "snapshot") },
+		OnFail: func() {
+			// PVE's snapshot_create deletes a snapshot that failed half-way.
+			if sn := g.findSnapshot(name); sn != nil && sn.SnapState == snapStatePrepare {
+				g.removeSnapshot(name)
+			}
+			s.unlockIf(g, "snapshot")
+		},
 	}), nil
+}
+
+// Snapshot states PVE keeps on a snapshot while a task works on it.
+const (
+	snapStatePrepare = "prepare"
+	snapStateDelete  = "delete"
+)
+
+// prepareSnapshot is PVE's snapshot_prepare: the snapshot is in the config
+// (and listed) from the task's start, with snapstate prepare, its time and
+// the configuration it copies; the guest's parent moves only on commit.
+func (s *Server) prepareSnapshot(g *guest, name, description string, vmstate bool) {
+	cfg := copyMap(g.Config)
+	delete(cfg, "parent")
+	delete(cfg, "lock")
+	sn := &snapshot{Name: name, Description: description, SnapTime: time.Now().Unix(),
+		VMState: vmstate && g.running(), Parent: g.Config["parent"], Config: cfg, SnapState: snapStatePrepare}
+	cfg["snaptime"] = strconv.FormatInt(sn.SnapTime, 10)
+	g.Snapshots = append(g.Snapshots, sn)
+	s.touch(g)
 }
 
 func handleQemuSnapshotIndex(s *Server, r *request) (any, error) {
@@ -135,7 +158,17 @@ func handleQemuSnapshotDelete(s *Server, r *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.snapshotTask(r, g, "qmdelsnapshot", name, "snapshot-delete", func() error { return checkLock(g, r) },
+	return s.snapshotTask(r, g, "qmdelsnapshot", name, "snapshot-delete", func() error {
+		if err := checkLock(g, r); err != nil {
+			return err
+		}
+		// PVE marks the snapshot before removing its disks' snapshots; a
+		// failed delete leaves the mark.
+		if sn := g.findSnapshot(name); sn != nil {
+			sn.SnapState = snapStateDelete
+		}
+		return nil
+	},
 		func() error {
 			g.removeSnapshot(name)
 			s.unlockIf(g, "snapshot-delete")
@@ -152,7 +185,13 @@ func handleQemuRollback(s *Server, r *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.snapshotTask(r, g, "qmrollback", name, "rollback", func() error { return checkLock(g, r) },
+	return s.snapshotTask(r, g, "qmrollback", name, "rollback", func() error {
+		// PVE refuses an incomplete snapshot before it looks at the lock.
+		if sn := g.findSnapshot(name); sn != nil && sn.SnapState != "" {
+			return errInternal("unable to rollback to incomplete snapshot (snapstate = %s)", sn.SnapState)
+		}
+		return checkLock(g, r)
+	},
 		func() error {
 			sn, err := g.snapshotOf(name)
 			if err != nil {

@@ -62,6 +62,9 @@ func snapshotList(g *guest) []map[string]any {
 		if sn.Parent != "" {
 			item["parent"] = sn.Parent
 		}
+		if sn.SnapState != "" {
+			item["snapstate"] = sn.SnapState
+		}
 		out = append(out, item)
 	}
 	cur := map[string]any{"name": "current", "description": "You are here!", "running": boolNum(g.running()), "digest": g.digest()}
