@@ -2,6 +2,7 @@ package virtualmachinesnapshot
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -179,4 +180,17 @@ func errMatches(err error, want string) bool {
 		return err == nil
 	}
 	return err != nil && strings.Contains(err.Error(), want)
+}
+
+// waitListed waits until the guest lists snapshot name (PVE lists it from
+// its task's start).
+func (f *fixture) waitListed(t *testing.T, name string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !slices.Contains(f.snapshots(t), name) {
+		if time.Now().After(deadline) {
+			t.Fatalf("snapshot %s not listed", name)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
+	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 	"github.com/kubemox/provider-proxmox/internal/controller/guest"
 	"github.com/kubemox/provider-proxmox/internal/pvesim"
 )
@@ -26,10 +27,23 @@ type observed struct {
 func TestObserve(t *testing.T) {
 	cases := map[string]struct {
 		reason string
+		sim    pvesim.Options
 		setup  func(t *testing.T, f *fixture) *v1alpha1.VirtualMachineSnapshot
 		want   observed
 		err    string
 	}{
+		"InTheMaking": {
+			reason: "a snapshot PVE is still taking (snapstate prepare) exists, is not Ready and is left alone",
+			sim:    pvesim.Options{TaskDurations: map[string]time.Duration{"qmsnapshot": 5 * time.Second}},
+			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachineSnapshot {
+				if _, err := f.cl.CreateSnapshot(context.Background(), f.ref, "pre-upgrade", pve.SnapshotOptions{Description: "old words"}); err != nil {
+					t.Fatal(err)
+				}
+				f.waitListed(t, "pre-upgrade")
+				return f.snapshotOf(t, "pre-upgrade", vmName)
+			},
+			want: observed{Exists: true, UpToDate: true, ReadyReason: xpv2.ReasonCreating},
+		},
 		"NotTakenYet": {
 			reason: "a snapshot not on the guest is absent, so Create runs",
 			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachineSnapshot {
@@ -119,7 +133,7 @@ func TestObserve(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			f := newFixture(t, pvesim.Options{})
+			f := newFixture(t, tc.sim)
 			cr := tc.setup(t, f)
 			obs, err := f.external(t, cr).Observe(context.Background(), cr)
 			if !errMatches(err, tc.err) {
