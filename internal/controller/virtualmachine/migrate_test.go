@@ -108,7 +108,7 @@ func TestNodeNameChangeMigrates(t *testing.T) {
 					t.Errorf("%s\n%d %s tasks, want %d", tc.reason, got, typ, want)
 				}
 			}
-			if !f.log.has(string(guest.ReasonMigrating)) || !f.log.has(string(guest.ReasonMigrated)) {
+			if !f.log.Has(string(guest.ReasonMigrating)) || !f.log.Has(string(guest.ReasonMigrated)) {
 				t.Error("want Migrating and Migrated events")
 			}
 		})
@@ -143,7 +143,7 @@ func TestMigrationRefusedKeepsTheVM(t *testing.T) {
 	if n := f.tasksOfType(t, vmid, "qmigrate", testNode); n != 1 {
 		t.Errorf("%d qmigrate tasks, want 1 (no retry until the spec changes)", n)
 	}
-	if !f.log.has(string(guest.ReasonMigrationFailed)) {
+	if !f.log.Has(string(guest.ReasonMigrationFailed)) {
 		t.Error("no MigrationFailed event")
 	}
 }
@@ -162,7 +162,7 @@ func TestMigrationNeverAndMovesOutside(t *testing.T) {
 	if g, _ := f.sim.Guest(vmid); g.Node != testNode {
 		t.Errorf("migrationPolicy Never: VM moved to %s", g.Node)
 	}
-	if !f.log.has(string(guest.ReasonMigrationSkipped)) {
+	if !f.log.Has(string(guest.ReasonMigrationSkipped)) {
 		t.Error("no MigrationSkipped event")
 	}
 

@@ -52,7 +52,7 @@ func TestPowerStateStopped(t *testing.T) {
 	if g.Status != "stopped" {
 		t.Fatalf("status = %s, want stopped", g.Status)
 	}
-	if !f.log.has(string(guest.ReasonShuttingDown)) || f.log.has(string(guest.ReasonStopping)) {
+	if !f.log.Has(string(guest.ReasonShuttingDown)) || f.log.Has(string(guest.ReasonStopping)) {
 		t.Error("want a graceful shutdown (ShuttingDown) and no hard stop (Stopping)")
 	}
 	if lt := cr.Status.LastTask; lt == nil || lt.Type != "qmshutdown" {
@@ -102,7 +102,7 @@ func TestShutdownTimeoutThenStop(t *testing.T) {
 	if took := time.Since(start); took < time.Second {
 		t.Errorf("stopped after %v: the guest was not given its 1 s to shut down", took)
 	}
-	if !f.log.has(string(guest.ReasonShuttingDown)) || !f.log.has(string(guest.ReasonStopping)) {
+	if !f.log.Has(string(guest.ReasonShuttingDown)) || !f.log.Has(string(guest.ReasonStopping)) {
 		t.Error("want a graceful shutdown first (ShuttingDown), then a hard stop (Stopping)")
 	}
 	if lt := cr.Status.LastTask; lt == nil || lt.Type != "qmstop" || lt.ExitStatus != "OK" {
