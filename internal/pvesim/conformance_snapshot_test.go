@@ -3,6 +3,7 @@ package pvesim_test
 import (
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"testing"
@@ -169,4 +170,83 @@ func TestSnapshotPrepareState(t *testing.T) {
 	if _, ok := after["slow"]["snapstate"]; ok || after["current"]["parent"] != "slow" {
 		t.Errorf("after the task: slow %v, current %v; want no snapstate and parent slow", after["slow"], after["current"])
 	}
+}
+
+// A rollback stops the VM; a snapshot with RAM starts it again whatever
+// its state before, one without leaves it stopped unless start=1.
+func TestRollbackPower(t *testing.T) {
+	cases := map[string]struct {
+		reason      string
+		vmstate     bool
+		stopFirst   bool
+		start       bool
+		wantRunning bool
+	}{
+		"WithoutRAM":         {reason: "a running VM is stopped by a rollback to a snapshot without RAM", wantRunning: false},
+		"WithoutRAMStart":    {reason: "start=1 starts it after the rollback", start: true, wantRunning: true},
+		"WithRAM":            {reason: "a snapshot with RAM resumes the VM", vmstate: true, wantRunning: true},
+		"WithRAMFromStopped": {reason: "a snapshot with RAM starts even a stopped VM", vmstate: true, stopFirst: true, wantRunning: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			sim := startSim(t, pvesim.Options{})
+			if err := sim.AddGuest(pvesim.GuestSeed{Node: "pve", VMID: 712, Running: true, Config: map[string]string{"name": "r"}}); err != nil {
+				t.Fatal(err)
+			}
+			c := tokenClient(t, sim)
+			ctx := testCtx(t)
+			vm := vmOf(t, c, "pve", 712)
+			res := rawCall(t, sim, http.MethodPost, "/nodes/pve/qemu/712/snapshot", "application/x-www-form-urlencoded",
+				form("snapname", "s1", "vmstate", boolParam(tc.vmstate)), tokenHeader())
+			if res.Status != http.StatusOK {
+				t.Fatalf("snapshot: %d %s", res.Status, res.Text)
+			}
+			waitUPID(t, sim, res)
+			if tc.stopFirst {
+				task, err := vm.Stop(ctx)
+				if err != nil || waitTask(t, c, task) != nil {
+					t.Fatalf("stop: %v", err)
+				}
+			}
+			res = rawCall(t, sim, http.MethodPost, "/nodes/pve/qemu/712/snapshot/s1/rollback", "application/x-www-form-urlencoded",
+				form("start", boolParam(tc.start)), tokenHeader())
+			if res.Status != http.StatusOK {
+				t.Fatalf("rollback: %d %s", res.Status, res.Text)
+			}
+			if exit := waitUPID(t, sim, res); exit != "OK" {
+				t.Fatalf("rollback task: %s", exit)
+			}
+			if g, _ := sim.Guest(712); (g.Status == "running") != tc.wantRunning {
+				t.Errorf("%s: status %s, want running %v", tc.reason, g.Status, tc.wantRunning)
+			}
+		})
+	}
+}
+
+func boolParam(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}
+
+// waitUPID waits for the task whose UPID res carries and returns its exit
+// status.
+func waitUPID(t *testing.T, sim *pvesim.Server, res rawResponse) string {
+	t.Helper()
+	var upid string
+	if err := json.Unmarshal(res.Body["data"], &upid); err != nil || upid == "" {
+		t.Fatalf("no UPID in %s", res.Text)
+	}
+	var exit string
+	eventually(t, "task "+upid, func() bool {
+		st := rawCall(t, sim, http.MethodGet, "/nodes/pve/tasks/"+url.PathEscape(upid)+"/status", "", "", tokenHeader())
+		var data struct{ Status, Exitstatus string }
+		if err := json.Unmarshal(st.Body["data"], &data); err != nil {
+			return false
+		}
+		exit = data.Exitstatus
+		return data.Status == "stopped"
+	})
+	return exit
 }

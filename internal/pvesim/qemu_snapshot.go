@@ -197,7 +197,10 @@ func handleQemuRollback(s *Server, r *request) (any, error) {
 			if err != nil {
 				return err
 			}
-			if g.running() && !sn.VMState {
+			// PVE stops a running VM before it rolls back, and starts it again
+			// from the saved RAM when the snapshot has some ("VMs will be
+			// automatically started if the snapshot includes RAM").
+			if g.running() {
 				s.powerOff(g)
 			}
 			cfg := copyMap(sn.Config)
@@ -206,7 +209,7 @@ func handleQemuRollback(s *Server, r *request) (any, error) {
 			g.Config = cfg
 			g.Pending, g.PendingDelete = map[string]string{}, map[string]bool{}
 			s.touch(g)
-			if r.bool("start") && !g.running() {
+			if r.bool("start") || sn.VMState {
 				s.powerOn(g)
 			}
 			return nil

@@ -109,7 +109,8 @@ func (c *Client) DeleteSnapshot(ctx context.Context, ref GuestRef, name string) 
 }
 
 // RollbackSnapshot starts rolling the guest back to snapshot name and
-// returns the UPID. PVE is not asked to start the guest afterwards: the
+// returns the UPID. PVE stops a running guest first and starts it again only
+// from a snapshot with RAM; it is not asked to start it otherwise: the
 // guest's own resource decides its power state.
 func (c *Client) RollbackSnapshot(ctx context.Context, ref GuestRef, name string) (string, error) {
 	var raw json.RawMessage

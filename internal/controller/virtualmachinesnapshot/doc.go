@@ -46,8 +46,9 @@ limitations under the License.
 // interrupted between that write and PVE's answer is found again in the
 // guest's task list (a qmrollback started since the token was taken), and
 // reported as not made when none is there. PVE is never asked to start the
-// guest: the VirtualMachine's own reconcile decides its power state, and its
-// spec still rules its configuration.
+// guest (it does so itself from a snapshot with RAM): the VirtualMachine's
+// own reconcile decides its power state, and its spec still rules its
+// configuration.
 //
 // # The guest gone
 //
