@@ -21,12 +21,13 @@ import (
 func TestExamples(t *testing.T) {
 	require(t)
 	ctx := context.Background()
-	applyExample(t, "", "virtualmachine", "clone-new.yaml")
-	vm := waitVMReady(t, "default", "virtualmachine-sample-clone-new")
+	ns := h.Namespace(t, "examples-")
+	applyExample(t, ns, "virtualmachine", "clone-new.yaml")
+	vm := waitVMReady(t, ns, "virtualmachine-sample-clone-new")
 	vmid := int(vm.Status.Status.ID)
 
-	applyExample(t, "", "virtualmachinesnapshot", "snapshot.yaml")
-	s := waitSnapshot(t, "default", "pre-upgrade", "Ready", func(s *v1alpha1.VirtualMachineSnapshot) bool {
+	applyExample(t, ns, "virtualmachinesnapshot", "snapshot.yaml")
+	s := waitSnapshot(t, ns, "pre-upgrade", "Ready", func(s *v1alpha1.VirtualMachineSnapshot) bool {
 		return isReady(s.GetCondition(xpv2.TypeReady))
 	})
 	taken, ok := snapshotsOf(t, vmid)["pre-upgrade"]
@@ -41,11 +42,11 @@ func TestExamples(t *testing.T) {
 	if err := h.Kube.Update(ctx, s); err != nil {
 		t.Fatal(err)
 	}
-	s = waitSnapshot(t, "default", "pre-upgrade", "rolled back for r1", func(s *v1alpha1.VirtualMachineSnapshot) bool {
+	s = waitSnapshot(t, ns, "pre-upgrade", "rolled back for r1", func(s *v1alpha1.VirtualMachineSnapshot) bool {
 		rb := s.Status.Rollback
 		return rb != nil && rb.Token == "r1" && rb.Task != nil && rb.Task.ExitStatus == "OK"
 	})
-	waitVMReady(t, "default", vm.Name)
+	waitVMReady(t, ns, vm.Name)
 
 	// A spec change makes the controller reconcile with the same token:
 	// the description is applied, no second rollback is made.
@@ -53,7 +54,7 @@ func TestExamples(t *testing.T) {
 	if err := h.Kube.Update(ctx, s); err != nil {
 		t.Fatal(err)
 	}
-	waitSnapshot(t, "default", "pre-upgrade", "synced with the new description", func(s *v1alpha1.VirtualMachineSnapshot) bool {
+	waitSnapshot(t, ns, "pre-upgrade", "synced with the new description", func(s *v1alpha1.VirtualMachineSnapshot) bool {
 		c := s.GetCondition(xpv2.TypeSynced)
 		return isReady(c) && c.ObservedGeneration == s.Generation
 	})
@@ -64,8 +65,8 @@ func TestExamples(t *testing.T) {
 		t.Errorf("rollbacks = %d for one token, want 1", n)
 	}
 
-	applyExample(t, "", "virtualmachinesnapshot", "unmanaged.yaml")
-	waitSnapshot(t, "default", "nightly-4242", "Ready", func(s *v1alpha1.VirtualMachineSnapshot) bool {
+	applyExample(t, ns, "virtualmachinesnapshot", "unmanaged.yaml")
+	waitSnapshot(t, ns, "nightly-4242", "Ready", func(s *v1alpha1.VirtualMachineSnapshot) bool {
 		return isReady(s.GetCondition(xpv2.TypeReady))
 	})
 	if _, ok := snapshotsOf(t, unmanagedVMID)["nightly-4242"]; !ok {
@@ -83,14 +84,18 @@ func TestExamples(t *testing.T) {
 		t.Errorf("the VM after its snapshot's deletion: %+v (exists %v), want it running", g, ok)
 	}
 
-	applyExample(t, "", "virtualmachinesnapshotpolicy", "policy.yaml")
-	p := &v1alpha1.VirtualMachineSnapshotPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "nightly-db"}}
+	applyExample(t, ns, "virtualmachinesnapshotpolicy", "policy.yaml")
+	p := &v1alpha1.VirtualMachineSnapshotPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "nightly-db"}}
 	h.WaitFor(t, p, "scheduled", wait, func() bool {
 		return isReady(p.Status.GetCondition(xpv2.TypeReady)) && p.Status.NextRunTime != nil
 	})
 	if got := p.Status.NextRunTime.UTC(); got.Minute() != 0 || (got.Hour() != 0 && got.Hour() != 1) {
 		t.Errorf("next run %s, want 02:00 Berlin time (00:00 or 01:00 UTC)", got)
 	}
+	if err := h.Kube.Delete(ctx, vm); err != nil {
+		t.Fatal(err)
+	}
+	h.WaitGone(t, vm, wait)
 }
 
 // Deleting the VM deletes its guest and with it the snapshots; the snapshot
