@@ -272,3 +272,47 @@ func TestInvalidSchedule(t *testing.T) {
 		t.Errorf("Ready = %s %q, want InvalidSchedule naming snapshotSchedule", c.Reason, c.Message)
 	}
 }
+
+// A VM whose snapshot cannot be created gets a condition of its own, the
+// others are snapshotted, and the condition goes once it succeeds. A
+// terminating namespace refuses new objects (envtest runs no namespace
+// controller, so it stays terminating).
+func TestPerVMFailureConditions(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t, "2026-01-05T09:55:00Z")
+	w.vm(t, "db", map[string]string{"tier": "db"})
+	doomed := newWorld(t, "2026-01-05T09:55:00Z")
+	doomed.vm(t, "web", map[string]string{"tier": "web"})
+	if err := w.kube.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: doomed.ns}}); err != nil {
+		t.Fatal(err)
+	}
+	p := w.policy(t, "spread", func(s *v1alpha1.VirtualMachineSnapshotPolicySpec) {
+		s.NamespaceSelector.Namespaces = []string{w.ns, doomed.ns}
+	})
+	w.reconcile(t, p)
+	w.set("2026-01-05T10:00:00Z")
+	w.reconcile(t, p)
+	failed := xpv2.ConditionType(v1alpha1.ConditionTypeSnapshotPrefix + doomed.ns + "/web")
+	if c := p.Status.GetCondition(failed); c.Status != corev1.ConditionFalse || c.Reason != v1alpha1.ReasonSnapshotFailed || !strings.Contains(c.Message, "web") {
+		t.Errorf("condition %s = %s %s %q, want False SnapshotFailed naming the VM", failed, c.Status, c.Reason, c.Message)
+	}
+	if c := p.Status.GetCondition(xpv2.ConditionType(v1alpha1.ConditionTypeSnapshotPrefix + w.ns + "/db")); c.Status != corev1.ConditionUnknown {
+		t.Errorf("the VM that was snapshotted has a condition: %+v", c)
+	}
+	if d := cmp.Diff([]string{"db@2026-01-05T10:00"}, w.snapshots(t)); d != "" {
+		t.Errorf("the healthy VM's snapshots (-want +got):\n%s", d)
+	}
+	if p.Status.SnapshotsTaken != 1 {
+		t.Errorf("taken = %d, want 1", p.Status.SnapshotsTaken)
+	}
+	p.Spec.NamespaceSelector.Namespaces = []string{w.ns}
+	if err := w.kube.Update(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	w.reconcile(t, p)
+	w.set("2026-01-05T10:10:00Z")
+	w.reconcile(t, p)
+	if c := p.Status.GetCondition(failed); c.Status != corev1.ConditionUnknown {
+		t.Errorf("after a run without the failing VM its condition is still there: %+v", c)
+	}
+}
