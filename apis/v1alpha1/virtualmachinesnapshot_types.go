@@ -114,7 +114,8 @@ type VirtualMachineSnapshotStatus struct {
 	// Conditions (Ready, Synced) and the observed generation.
 	xpv2.ManagedResourceStatus `json:",inline"`
 
-	// Status is kubemox's summary: created or failed.
+	// Status is kubemox's summary: Created (as kubemox's controller writes
+	// it) or Failed.
 	// +optional
 	Status string `json:"status,omitempty"`
 

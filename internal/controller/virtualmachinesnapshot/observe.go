@@ -35,10 +35,11 @@ import (
 	"github.com/kubemox/provider-proxmox/internal/controller/guest"
 )
 
-// kubemox's status.status values.
+// status.status values: "Created" is what kubemox's controller writes (its
+// API comment says "created"); "Failed" its counterpart.
 const (
-	statusCreated = "created"
-	statusFailed  = "failed"
+	statusCreated = "Created"
+	statusFailed  = "Failed"
 )
 
 // Connection-detail key of the snapshot name (vmid and node are the guest

@@ -34,7 +34,7 @@ func TestExamples(t *testing.T) {
 	if !ok || !taken.VMState || taken.Description != "before the kernel upgrade" {
 		t.Fatalf("PVE's snapshot = %+v (found %v), want pre-upgrade with RAM and the example's description", taken, ok)
 	}
-	if int(s.Status.VMID) != vmid || s.Status.SnapTime == nil || !s.Status.VMState || s.Status.Status != "created" || meta.GetExternalName(s) != "pre-upgrade" {
+	if int(s.Status.VMID) != vmid || s.Status.SnapTime == nil || !s.Status.VMState || s.Status.Status != "Created" || meta.GetExternalName(s) != "pre-upgrade" {
 		t.Errorf("status = %+v, external name %q", s.Status, meta.GetExternalName(s))
 	}
 
