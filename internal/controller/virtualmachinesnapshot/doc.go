@@ -50,9 +50,12 @@ limitations under the License.
 // own reconcile decides its power state, and its spec still rules its
 // configuration.
 //
-// # The guest gone
+// # The guest moved or gone
 //
-// PVE removes a guest's snapshots with the guest. Once this resource saw its
+// A guest no longer on the node we knew is looked up in a fresh
+// /cluster/resources and PVE's VMID list: a migrated one is followed to its
+// new node (spec.nodeName is only where to look first), one still moving is
+// retried. PVE removes a guest's snapshots with the guest. Once this resource saw its
 // guest (status.vmid), a missing VirtualMachine or guest is reported on
 // Ready (reason VirtualMachineGone) rather than retried; deleting the
 // resource then just lets it go.

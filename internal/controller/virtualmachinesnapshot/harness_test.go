@@ -26,9 +26,10 @@ import (
 )
 
 const (
-	testNode = "lowtower"
-	guestID  = 700
-	vmName   = "web"
+	testNode  = "lowtower"
+	otherNode = "pve"
+	guestID   = 700
+	vmName    = "web"
 )
 
 // fixture is the simulator with one QEMU guest, a client to it, and an
@@ -43,7 +44,7 @@ type fixture struct {
 
 func newFixture(t *testing.T, opts pvesim.Options) *fixture {
 	t.Helper()
-	opts.Nodes = []string{testNode}
+	opts.Nodes = []string{testNode, otherNode}
 	sim, err := pvesim.Start(opts)
 	if err != nil {
 		t.Fatalf("start simulator: %v", err)

@@ -89,7 +89,15 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.VirtualMachineSnaps
 	}
 	snaps, err := e.cl.Snapshots(ctx, ref)
 	if pve.IsGuestNotFound(err) {
-		return e.guestGone(cr, e.target.what+" (VMID "+strconv.Itoa(ref.VMID)+") no longer exists in Proxmox VE")
+		moved, found, lerr := e.relocate(ctx)
+		switch {
+		case lerr != nil:
+			return managed.ExternalObservation{}, lerr
+		case !found:
+			return e.guestGone(cr, e.target.what+" (VMID "+strconv.Itoa(ref.VMID)+") no longer exists in Proxmox VE")
+		}
+		ref = moved
+		snaps, err = e.cl.Snapshots(ctx, ref)
 	}
 	if err != nil {
 		return managed.ExternalObservation{}, err
@@ -185,4 +193,24 @@ func connectionDetails(ref pve.GuestRef, name string) managed.ConnectionDetails 
 		guest.ConnectionDetailNode:   []byte(ref.Node),
 		connectionDetailSnapshotName: []byte(name),
 	}
+}
+
+// relocate finds the guest that is not on the node we knew (migrated, or
+// destroyed) through a fresh /cluster/resources read and PVE's VMID list.
+// A guest PVE still has but places nowhere yet is an error, retried: never
+// reported gone.
+func (e *external) relocate(ctx context.Context) (pve.GuestRef, bool, error) {
+	ref := e.target.ref
+	id := guest.Identity{Client: e.cl, Type: ref.Type}
+	loc, err := id.Locate(ctx, ref.VMID, 0, nil)
+	switch {
+	case err != nil:
+		return ref, false, err
+	case !loc.Found:
+		return ref, false, nil
+	case loc.Ref.Node == "" || loc.Ref.Node == ref.Node:
+		return ref, true, errors.Errorf("%s (VMID %d) is not on node %s and not placed elsewhere yet: moving between nodes?", e.target.what, ref.VMID, ref.Node)
+	}
+	e.target.ref = loc.Ref
+	return loc.Ref, true, nil
 }

@@ -419,3 +419,50 @@ func (f *fixture) reconcile(t *testing.T, cr *v1alpha1.VirtualMachineSnapshot) {
 	}
 	f.waitTasks(t, cr)
 }
+
+// A guest migrated away from the node the resource knew is followed through
+// PVE's listing, not reported gone; one destroyed is.
+func TestGuestElsewhere(t *testing.T) {
+	cases := map[string]struct {
+		reason    string
+		move      func(t *testing.T, f *fixture)
+		wantNode  string
+		wantReady xpv2.ConditionReason
+	}{
+		"Migrated": {
+			reason: "the snapshot is observed on the guest's new node",
+			move: func(t *testing.T, f *fixture) {
+				if err := f.sim.MigrateGuest(guestID, otherNode); err != nil {
+					t.Fatal(err)
+				}
+			},
+			wantNode: otherNode, wantReady: xpv2.ReasonAvailable,
+		},
+		"Destroyed": {
+			reason:    "a guest PVE no longer has is reported gone",
+			move:      func(t *testing.T, f *fixture) { f.destroyGuest(t) },
+			wantNode:  testNode,
+			wantReady: v1alpha1.ReasonVirtualMachineGone,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t, pvesim.Options{})
+			f.take(t, "nightly", "before upgrade")
+			cr := f.snapshotOf(t, "nightly", "", func(cr *v1alpha1.VirtualMachineSnapshot) {
+				id := int32(guestID)
+				cr.Spec.VMID, cr.Spec.NodeName = &id, testNode
+			})
+			cr.Status.VMID, cr.Status.NodeName = guestID, testNode
+			tc.move(t, f)
+			obs, err := f.external(t, cr).Observe(context.Background(), cr)
+			if err != nil {
+				t.Fatalf("%s: %v", tc.reason, err)
+			}
+			got := []any{obs.ResourceExists, cr.Status.NodeName, cr.GetCondition(xpv2.TypeReady).Reason}
+			if d := cmp.Diff([]any{true, tc.wantNode, tc.wantReady}, got); d != "" {
+				t.Errorf("%s: (exists, node, Ready reason) (-want +got):\n%s", tc.reason, d)
+			}
+		})
+	}
+}
