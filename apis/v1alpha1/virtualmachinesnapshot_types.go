@@ -58,7 +58,8 @@ type VirtualMachineSnapshotSpec struct {
 	// +optional
 	VMID *int32 `json:"vmid,omitempty"`
 
-	// NodeName is the node of the guest named by vmid.
+	// NodeName is the node of the guest named by vmid: where it is looked
+	// for first (a migrated guest is followed).
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=64
 	// +optional
