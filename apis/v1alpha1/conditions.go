@@ -53,3 +53,26 @@ const (
 	ReasonMigrated        xpv2.ConditionReason = "Migrated"
 	ReasonMigrationFailed xpv2.ConditionReason = "MigrationFailed"
 )
+
+// Reasons of a VirtualMachineSnapshot's Ready condition.
+const (
+	// ReasonVirtualMachineGone: the VirtualMachine or its guest no longer
+	// exists; Proxmox VE removed the guest's snapshots with it.
+	ReasonVirtualMachineGone xpv2.ConditionReason = "VirtualMachineGone"
+)
+
+// Condition types and reasons of a VirtualMachineSnapshotPolicy.
+const (
+	// ConditionTypeSnapshotPrefix starts the type of the condition a policy
+	// keeps for each VirtualMachine whose snapshot or prune failed:
+	// Snapshot/<namespace>/<name>.
+	ConditionTypeSnapshotPrefix = "Snapshot/"
+	// ReasonSnapshotFailed: creating or pruning a VM's snapshot failed.
+	ReasonSnapshotFailed xpv2.ConditionReason = "SnapshotFailed"
+	// ReasonScheduled: the schedule is valid and runs.
+	ReasonScheduled xpv2.ConditionReason = "Scheduled"
+	// ReasonSuspended: spec.suspend stops the schedule.
+	ReasonSuspended xpv2.ConditionReason = "Suspended"
+	// ReasonInvalidSchedule: snapshotSchedule or timeZone cannot be parsed.
+	ReasonInvalidSchedule xpv2.ConditionReason = "InvalidSchedule"
+)

@@ -135,3 +135,59 @@ func (l *VirtualMachineList) GetItems() []resource.Managed {
 	}
 	return items
 }
+
+var (
+	_ resource.ModernManaged = &VirtualMachineSnapshot{}
+	_ resource.ManagedList   = &VirtualMachineSnapshotList{}
+)
+
+// GetCondition of this VirtualMachineSnapshot.
+func (mg *VirtualMachineSnapshot) GetCondition(ct xpv2.ConditionType) xpv2.Condition {
+	return mg.Status.GetCondition(ct)
+}
+
+// SetConditions of this VirtualMachineSnapshot.
+func (mg *VirtualMachineSnapshot) SetConditions(c ...xpv2.Condition) {
+	mg.Status.SetConditions(c...)
+}
+
+// GetManagementPolicies of this VirtualMachineSnapshot, narrowed by kubemox's reconcile-mode
+// annotation (see ResourceSpec.Policies).
+func (mg *VirtualMachineSnapshot) GetManagementPolicies() xpv2.ManagementPolicies {
+	return mg.Spec.Policies(mg.GetAnnotations())
+}
+
+// SetManagementPolicies of this VirtualMachineSnapshot.
+func (mg *VirtualMachineSnapshot) SetManagementPolicies(p xpv2.ManagementPolicies) {
+	mg.Spec.ManagementPolicies = p
+}
+
+// GetProviderConfigReference of this VirtualMachineSnapshot: the ProxmoxConnection it uses
+// (see ResourceSpec.Connection).
+func (mg *VirtualMachineSnapshot) GetProviderConfigReference() *xpv2.ProviderConfigReference {
+	return mg.Spec.Connection()
+}
+
+// SetProviderConfigReference of this VirtualMachineSnapshot.
+func (mg *VirtualMachineSnapshot) SetProviderConfigReference(r *xpv2.ProviderConfigReference) {
+	mg.Spec.ProviderConfigReference = r
+}
+
+// GetWriteConnectionSecretToReference of this VirtualMachineSnapshot.
+func (mg *VirtualMachineSnapshot) GetWriteConnectionSecretToReference() *xpv2.LocalSecretReference {
+	return mg.Spec.WriteConnectionSecretToReference
+}
+
+// SetWriteConnectionSecretToReference of this VirtualMachineSnapshot.
+func (mg *VirtualMachineSnapshot) SetWriteConnectionSecretToReference(r *xpv2.LocalSecretReference) {
+	mg.Spec.WriteConnectionSecretToReference = r
+}
+
+// GetItems of this VirtualMachineSnapshotList.
+func (l *VirtualMachineSnapshotList) GetItems() []resource.Managed {
+	items := make([]resource.Managed, len(l.Items))
+	for i := range l.Items {
+		items[i] = &l.Items[i]
+	}
+	return items
+}

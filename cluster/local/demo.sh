@@ -93,6 +93,11 @@ vmset_ready() {
 	wait_until 180 "VirtualMachineSet Ready" kc wait --for condition=Ready -n default vmset/web --timeout 1s
 }
 
+snapshotpolicy_ready() {
+	kc apply -f "$ROOT/examples/virtualmachinesnapshotpolicy/web.yaml" >/dev/null
+	wait_until 60 "VirtualMachineSnapshotPolicy scheduled" kc wait --for condition=Ready -n default vmsnappol/web-every-5m --timeout 1s
+}
+
 cmd_up() {
 	local start=$SECONDS
 	mkdir -p "$STATE/logs"
@@ -108,9 +113,11 @@ cmd_up() {
 	step "waiting for the ProxmoxConnection to be Ready" connection_ready "$CONNECTION"
 	step "creating the seed's VirtualMachine sample and waiting for it to be Ready" vm_ready
 	step "creating a VirtualMachineSet of 3 (examples/virtualmachineset/web.yaml) and waiting for it to be Ready" vmset_ready
+	step "creating a snapshot policy for the set's VMs, every 5 minutes (examples/virtualmachinesnapshotpolicy/web.yaml)" snapshotpolicy_ready
 	kc get proxmoxconnections
 	kc get virtualmachinesets -A
 	kc get virtualmachines -A
+	kc get virtualmachinesnapshotpolicies -A
 	log "ready in $((SECONDS - start))s"
 	if [ "$KEEP" = 0 ]; then
 		cmd_down
@@ -125,6 +132,10 @@ What to try next:
                                   # e.g. set spec.template.cores: 4; the VM follows
   kubectl scale vmset/web -n default --replicas=5
                                   # two more VMs, web-3 and web-4
+  kubectl get vmsnap -n default -w
+                                  # the policy's snapshots, at the next 5-minute mark
+  kubectl annotate vmsnap -n default <name> proxmox.alperen.cloud/rollback=r1
+                                  # roll that VM back to the snapshot, once per token
   curl -sk https://127.0.0.1:$PVESIM_PORT/_sim/state
                                   # the simulated Proxmox VE: guests, tasks, request counters
   make demo-crossplane            # real Crossplane: the package installed, a claim Ready

@@ -29,8 +29,10 @@ import (
 	"github.com/kubemox/provider-proxmox/internal/controller/container"
 	"github.com/kubemox/provider-proxmox/internal/controller/gated"
 	"github.com/kubemox/provider-proxmox/internal/controller/guestimport"
+	"github.com/kubemox/provider-proxmox/internal/controller/snapshotpolicy"
 	"github.com/kubemox/provider-proxmox/internal/controller/virtualmachine"
 	"github.com/kubemox/provider-proxmox/internal/controller/virtualmachineset"
+	"github.com/kubemox/provider-proxmox/internal/controller/virtualmachinesnapshot"
 )
 
 // SetupGated registers every controller with setups: each is added to mgr
@@ -52,4 +54,10 @@ func SetupGated(mgr ctrl.Manager, o controller.Options, clients *pve.Cache, setu
 		v1alpha1.GuestImportGroupVersionKind, v1alpha1.VirtualMachineGroupVersionKind)
 	setups.Register(v1alpha1.ContainerKind, func() error { return container.Setup(mgr, o, clients) },
 		v1alpha1.ContainerGroupVersionKind)
+	// A snapshot reads the VirtualMachine it names.
+	setups.Register(v1alpha1.VirtualMachineSnapshotKind, func() error { return virtualmachinesnapshot.Setup(mgr, o, clients) },
+		v1alpha1.VirtualMachineSnapshotGroupVersionKind, v1alpha1.VirtualMachineGroupVersionKind)
+	// A policy lists VirtualMachines and makes VirtualMachineSnapshots.
+	setups.Register(v1alpha1.VirtualMachineSnapshotPolicyKind, func() error { return snapshotpolicy.Setup(mgr, o) },
+		v1alpha1.VirtualMachineSnapshotPolicyGroupVersionKind, v1alpha1.VirtualMachineSnapshotGroupVersionKind, v1alpha1.VirtualMachineGroupVersionKind)
 }

@@ -2,7 +2,6 @@ package pvesim
 
 import (
 	"net/http"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -31,21 +30,19 @@ func handleQemuSnapshotList(s *Server, r *request) (any, error) {
 	return snapshotList(g), nil
 }
 
-var reConfigID = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9_\-]{1,39}$`)
-
 // handleQemuSnapshotCreate refuses reserved names synchronously; everything else happens
 // in the qmsnapshot task, which holds the "snapshot" lock while it runs.
 func handleQemuSnapshotCreate(s *Server, r *request) (any, error) {
+	name, err := snapName(r)
+	if err != nil {
+		return nil, err
+	}
 	g, err := s.qemuGuest(r)
 	if err != nil {
 		return nil, err
 	}
-	name := r.str("snapname")
 	if name == "current" || strings.EqualFold(name, "pending") {
 		return nil, errInternal("unable to use snapshot name '%s' (reserved name)", name)
-	}
-	if !reConfigID.MatchString(name) {
-		return nil, errParam("snapname", "invalid format - invalid configuration ID '"+name+"'")
 	}
 	return s.startTask(r, taskDef{Type: "qmsnapshot", ID: strconv.Itoa(g.VMID), Node: g.Node,
 		Begin: func(*task) error {
@@ -62,7 +59,7 @@ func handleQemuSnapshotCreate(s *Server, r *request) (any, error) {
 				return errInternal("snapshot name '%s' already used", name)
 			}
 			g.Config["lock"] = "snapshot"
-			s.touch(g)
+			s.prepareSnapshot(g, name, r.str("description"), r.bool("vmstate"))
 			return nil
 		},
 		Finish: func(*task) error {
@@ -70,18 +67,41 @@ func handleQemuSnapshotCreate(s *Server, r *request) (any, error) {
 				return err
 			}
 			delete(g.Config, "lock")
-			cfg := copyMap(g.Config)
-			delete(cfg, "parent")
-			sn := &snapshot{Name: name, Description: r.str("description"), SnapTime: time.Now().Unix(),
-				VMState: r.bool("vmstate") && g.running(), Parent: g.Config["parent"], Config: cfg}
-			cfg["snaptime"] = strconv.FormatInt(sn.SnapTime, 10)
-			g.Snapshots = append(g.Snapshots, sn)
+			if sn := g.findSnapshot(name); sn != nil {
+				sn.SnapState = ""
+			}
 			g.Config["parent"] = name
 			s.touch(g)
 			return nil
 		},
-		OnFail: func() { s.unlockIf(g, "snapshot") },
+		OnFail: func() {
+			// PVE's snapshot_create deletes a snapshot that failed half-way.
+			if sn := g.findSnapshot(name); sn != nil && sn.SnapState == snapStatePrepare {
+				g.removeSnapshot(name)
+			}
+			s.unlockIf(g, "snapshot")
+		},
 	}), nil
+}
+
+// Snapshot states PVE keeps on a snapshot while a task works on it.
+const (
+	snapStatePrepare = "prepare"
+	snapStateDelete  = "delete"
+)
+
+// prepareSnapshot is PVE's snapshot_prepare: the snapshot is in the config
+// (and listed) from the task's start, with snapstate prepare, its time and
+// the configuration it copies; the guest's parent moves only on commit.
+func (s *Server) prepareSnapshot(g *guest, name, description string, vmstate bool) {
+	cfg := copyMap(g.Config)
+	delete(cfg, "parent")
+	delete(cfg, "lock")
+	sn := &snapshot{Name: name, Description: description, SnapTime: time.Now().Unix(),
+		VMState: vmstate && g.running(), Parent: g.Config["parent"], Config: cfg, SnapState: snapStatePrepare}
+	cfg["snaptime"] = strconv.FormatInt(sn.SnapTime, 10)
+	g.Snapshots = append(g.Snapshots, sn)
+	s.touch(g)
 }
 
 func handleQemuSnapshotIndex(s *Server, r *request) (any, error) {
@@ -93,11 +113,15 @@ func handleQemuSnapshotIndex(s *Server, r *request) (any, error) {
 
 // qemuSnapshot resolves {node}/{vmid}/snapshot/{snapname} to the VM's snapshot.
 func (s *Server) qemuSnapshot(r *request) (*snapshot, error) {
+	name, err := snapName(r)
+	if err != nil {
+		return nil, err
+	}
 	g, err := s.qemuGuest(r)
 	if err != nil {
 		return nil, err
 	}
-	return g.snapshotOf(r.str("snapname"))
+	return g.snapshotOf(name)
 }
 
 func handleQemuSnapshotConfigGet(s *Server, r *request) (any, error) {
@@ -126,12 +150,25 @@ func handleQemuSnapshotConfigPut(s *Server, r *request) (any, error) {
 }
 
 func handleQemuSnapshotDelete(s *Server, r *request) (any, error) {
+	name, err := snapName(r)
+	if err != nil {
+		return nil, err
+	}
 	g, err := s.qemuGuest(r)
 	if err != nil {
 		return nil, err
 	}
-	name := r.str("snapname")
-	return s.snapshotTask(r, g, "qmdelsnapshot", name, "snapshot-delete", func() error { return checkLock(g, r) },
+	return s.snapshotTask(r, g, "qmdelsnapshot", name, "snapshot-delete", func() error {
+		if err := checkLock(g, r); err != nil {
+			return err
+		}
+		// PVE marks the snapshot before removing its disks' snapshots; a
+		// failed delete leaves the mark.
+		if sn := g.findSnapshot(name); sn != nil {
+			sn.SnapState = snapStateDelete
+		}
+		return nil
+	},
 		func() error {
 			g.removeSnapshot(name)
 			s.unlockIf(g, "snapshot-delete")
@@ -140,18 +177,30 @@ func handleQemuSnapshotDelete(s *Server, r *request) (any, error) {
 }
 
 func handleQemuRollback(s *Server, r *request) (any, error) {
+	name, err := snapName(r)
+	if err != nil {
+		return nil, err
+	}
 	g, err := s.qemuGuest(r)
 	if err != nil {
 		return nil, err
 	}
-	name := r.str("snapname")
-	return s.snapshotTask(r, g, "qmrollback", name, "rollback", func() error { return checkLock(g, r) },
+	return s.snapshotTask(r, g, "qmrollback", name, "rollback", func() error {
+		// PVE refuses an incomplete snapshot before it looks at the lock.
+		if sn := g.findSnapshot(name); sn != nil && sn.SnapState != "" {
+			return errInternal("unable to rollback to incomplete snapshot (snapstate = %s)", sn.SnapState)
+		}
+		return checkLock(g, r)
+	},
 		func() error {
 			sn, err := g.snapshotOf(name)
 			if err != nil {
 				return err
 			}
-			if g.running() && !sn.VMState {
+			// PVE stops a running VM before it rolls back, and starts it again
+			// from the saved RAM when the snapshot has some ("VMs will be
+			// automatically started if the snapshot includes RAM").
+			if g.running() {
 				s.powerOff(g)
 			}
 			cfg := copyMap(sn.Config)
@@ -160,7 +209,7 @@ func handleQemuRollback(s *Server, r *request) (any, error) {
 			g.Config = cfg
 			g.Pending, g.PendingDelete = map[string]string{}, map[string]bool{}
 			s.touch(g)
-			if r.bool("start") && !g.running() {
+			if r.bool("start") || sn.VMState {
 				s.powerOn(g)
 			}
 			return nil

@@ -1,9 +1,37 @@
 package pvesim
 
-import "strconv"
+import (
+	"regexp"
+	"strconv"
+)
 
 // Snapshot handling shared by QEMU VMs and LXC containers: both keep their snapshots as
 // config sections with a parent chain, list them the same way and take the same locks.
+
+// reConfigID is PVE's pve-configid format (PVE::JSONSchema::pve_verify_configid).
+var reConfigID = regexp.MustCompile(`(?i)^[a-z][a-z0-9_-]+$`)
+
+// snapshotNameMax is the maxLength of pve-snapshot-name.
+const snapshotNameMax = 40
+
+// checkSnapshotName is the schema check of a snapname parameter (format
+// pve-configid, maxLength 40), which PVE makes before the handler runs: the
+// format first, then the length.
+func checkSnapshotName(name string) error {
+	if !reConfigID.MatchString(name) {
+		return errParam("snapname", "invalid format - invalid configuration ID '"+name+"'")
+	}
+	if len(name) > snapshotNameMax {
+		return errParam("snapname", "value may only be "+strconv.Itoa(snapshotNameMax)+" characters long")
+	}
+	return nil
+}
+
+// snapName is the request's snapname once it passed the schema check.
+func snapName(r *request) (string, error) {
+	name := r.str("snapname")
+	return name, checkSnapshotName(name)
+}
 
 func (g *guest) findSnapshot(name string) *snapshot {
 	for _, sn := range g.Snapshots {
@@ -33,6 +61,9 @@ func snapshotList(g *guest) []map[string]any {
 		}
 		if sn.Parent != "" {
 			item["parent"] = sn.Parent
+		}
+		if sn.SnapState != "" {
+			item["snapstate"] = sn.SnapState
 		}
 		out = append(out, item)
 	}

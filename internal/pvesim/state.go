@@ -70,6 +70,9 @@ type snapshot struct {
 	VMState     bool
 	Parent      string
 	Config      map[string]string
+	// SnapState is "prepare" while the snapshot task runs and "delete" while
+	// the delete task does (or after it failed), as PVE keeps it.
+	SnapState string `json:",omitempty"`
 }
 
 // storage is one storage on a node (or on all nodes, when shared).

@@ -71,8 +71,10 @@ var ourCRDs = []string{
 	"providerconfigusages.proxmox.alperen.cloud",
 	"virtualmachines.proxmox.alperen.cloud",
 	"containers.proxmox.alperen.cloud",
-	"guestimports.proxmox.alperen.cloud",
+	"virtualmachinesnapshots.proxmox.alperen.cloud",
+	"virtualmachinesnapshotpolicies.proxmox.alperen.cloud",
 	"virtualmachinesets.proxmox.alperen.cloud",
+	"guestimports.proxmox.alperen.cloud",
 }
 
 // suite is the stack one run builds, shared by its phases.

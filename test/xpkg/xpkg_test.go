@@ -371,8 +371,9 @@ func assertSameImage(t *testing.T, img v1.Image, path string) {
 }
 
 // assertPackageContents checks the package's objects: the meta with safe-start and
-// the Crossplane version the tests run, ProxmoxConnection as an Active MRD only (no
-// CRD of the same name), the other kinds as CRDs for Crossplane to convert or keep.
+// the Crossplane version the tests run, the kinds that are not managed resources
+// (ProxmoxConnection, the snapshot policy, VirtualMachineSet, GuestImport) as Active MRDs
+// only (no CRD of the same name), the other kinds as CRDs for Crossplane to convert or keep.
 func assertPackageContents(t *testing.T, packageYAML []byte) {
 	t.Helper()
 	objects := decodeAll(t, packageYAML)
@@ -393,12 +394,15 @@ func assertPackageContents(t *testing.T, packageYAML []byte) {
 		}
 	}
 	want := map[string]string{
-		"proxmoxconnections.proxmox.alperen.cloud":   "ManagedResourceDefinition",
-		"virtualmachines.proxmox.alperen.cloud":      "CustomResourceDefinition",
-		"containers.proxmox.alperen.cloud":           "CustomResourceDefinition",
-		"guestimports.proxmox.alperen.cloud":         "ManagedResourceDefinition",
-		"virtualmachinesets.proxmox.alperen.cloud":   "ManagedResourceDefinition",
-		"providerconfigusages.proxmox.alperen.cloud": "CustomResourceDefinition",
+		"proxmoxconnections.proxmox.alperen.cloud":      "ManagedResourceDefinition",
+		"virtualmachines.proxmox.alperen.cloud":         "CustomResourceDefinition",
+		"providerconfigusages.proxmox.alperen.cloud":    "CustomResourceDefinition",
+		"virtualmachinesnapshots.proxmox.alperen.cloud": "CustomResourceDefinition",
+		"containers.proxmox.alperen.cloud":              "CustomResourceDefinition",
+		// Not managed resources: shipped Active like ProxmoxConnection.
+		"virtualmachinesnapshotpolicies.proxmox.alperen.cloud": "ManagedResourceDefinition",
+		"virtualmachinesets.proxmox.alperen.cloud":             "ManagedResourceDefinition",
+		"guestimports.proxmox.alperen.cloud":                   "ManagedResourceDefinition",
 	}
 	if diff := cmp.Diff(want, kinds); diff != "" {
 		t.Errorf("the package's definitions (-want +got):\n%s", diff)

@@ -17,13 +17,9 @@ limitations under the License.
 package container
 
 import (
-	"time"
-
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
@@ -32,30 +28,27 @@ import (
 )
 
 // ControllerName is the name of the Container controller.
-func ControllerName() string { return managed.ControllerName(v1alpha1.ContainerGroupKind) }
+func ControllerName() string { return guest.ControllerName(v1alpha1.ContainerGroupVersionKind) }
 
 // Setup adds the Container controller to mgr, taking Proxmox clients from
 // clients.
 func Setup(mgr ctrl.Manager, o controller.Options, clients *pve.Cache) error {
-	return guest.Setup(mgr, o, clients, guest.Kind[*v1alpha1.Container]{
-		Name:             ControllerName(),
-		GroupVersionKind: v1alpha1.ContainerGroupVersionKind,
-		Object:           &v1alpha1.Container{},
-		List:             &v1alpha1.ContainerList{},
-		Connector: func(rec event.Recorder, poll time.Duration) managed.TypedExternalConnector[*v1alpha1.Container] {
-			return &connector{
-				kube:            mgr.GetClient(),
-				secrets:         mgr.GetAPIReader(),
-				usage:           resource.NewProviderConfigUsageTracker(mgr.GetClient(), &v1alpha1.ProviderConfigUsage{}),
-				clients:         clients,
-				vmids:           pve.NewVMIDAllocator(0),
-				record:          rec,
-				steadyAge:       poll,
-				interfacesAsked: guest.NewStamps(),
-				observed:        guest.NewStamps(),
-			}
-		},
-		PollSoon: pollSoon,
+	recorder := guest.Recorder(mgr, o, ControllerName())
+	c := &connector{
+		kube:            mgr.GetClient(),
+		secrets:         mgr.GetAPIReader(),
+		usage:           resource.NewProviderConfigUsageTracker(mgr.GetClient(), &v1alpha1.ProviderConfigUsage{}),
+		clients:         clients,
+		vmids:           pve.NewVMIDAllocator(0),
+		record:          recorder,
+		steadyAge:       guest.PollIntervalOf(o),
+		interfacesAsked: guest.NewStamps(),
+		observed:        guest.NewStamps(),
+	}
+	// No initializer: an empty external name means "no VMID picked yet".
+	return guest.SetupManaged(mgr, o, clients, recorder, guest.ManagedKind[*v1alpha1.Container]{
+		GVK: v1alpha1.ContainerGroupVersionKind, Object: &v1alpha1.Container{}, List: &v1alpha1.ContainerList{},
+		Connector: c, PollSoon: pollSoon,
 	})
 }
 

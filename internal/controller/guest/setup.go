@@ -22,7 +22,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
@@ -37,51 +36,59 @@ import (
 	"github.com/kubemox/provider-proxmox/internal/controller/mrstate"
 )
 
-// DefaultPollInterval is how often a Ready guest is observed when the
-// controller options set no poll interval.
-const DefaultPollInterval = time.Minute
-
-// Kind is what a guest kind's controller brings to Setup.
-type Kind[T resource.Managed] struct {
-	// Name of the controller.
-	Name string
-	// GroupVersionKind of the managed resource.
-	GroupVersionKind schema.GroupVersionKind
-	// Object is an empty resource of the kind; List an empty list of it.
-	Object client.Object
+// ManagedKind is what the controller setup of one managed kind differs in.
+type ManagedKind[T resource.Managed] struct {
+	// GVK of the kind; its group kind names the controller.
+	GVK schema.GroupVersionKind
+	// Object is an empty object of the kind, List an empty list of it.
+	Object T
 	List   resource.ManagedList
-	// Connector returns the kind's connector, given the recorder and the poll
-	// interval the controller uses.
-	Connector func(rec event.Recorder, poll time.Duration) managed.TypedExternalConnector[T]
+	// Connector hands out the kind's external clients.
+	Connector managed.TypedExternalConnector[T]
+	// Initializers run before the first Observe; none by default (the
+	// default one would write metadata.name as the external name).
+	Initializers []managed.Initializer
 	// PollSoon reports whether a Ready resource is to be observed again
-	// within seconds (a task of ours runs, a reboot is due).
+	// within seconds (a task of ours runs).
 	PollSoon func(mg resource.Managed) bool
 }
 
-// Setup adds the controller of a guest kind to mgr: the managed reconciler
-// with the options every guest kind needs, re-observing every resource of a
-// connection as soon as its client is replaced (a rotated credential), and
-// the kind's state metrics.
-func Setup[T resource.Managed](mgr ctrl.Manager, o controller.Options, clients *pve.Cache, k Kind[T]) error {
+// ControllerName is the name of the managed reconciler of gvk's kind.
+func ControllerName(gvk schema.GroupVersionKind) string {
+	return managed.ControllerName(gvk.GroupKind().String())
+}
+
+// Recorder is the event recorder of the controller name.
+func Recorder(mgr ctrl.Manager, o controller.Options, name string) event.Recorder {
 	//nolint:staticcheck // crossplane-runtime's event recorder needs the legacy recorder interface.
-	recorder := event.NewAPIRecorder(mgr.GetEventRecorderFor(k.Name), o.EventFilterFunctions...)
-	poll := o.PollInterval
-	if poll <= 0 {
-		poll = DefaultPollInterval
+	return event.NewAPIRecorder(mgr.GetEventRecorderFor(name), o.EventFilterFunctions...)
+}
+
+// PollIntervalOf is the provider's poll interval, a minute when unset.
+func PollIntervalOf(o controller.Options) time.Duration {
+	if o.PollInterval <= 0 {
+		return time.Minute
 	}
+	return o.PollInterval
+}
+
+// SetupManaged adds the managed reconciler of kind k to mgr, the way every
+// guest-backed kind runs: the external name is stored before Proxmox VE is
+// asked to create anything (WithDeterministicExternalName), absence is
+// confirmed by Observe itself (no creation grace period), resources with a
+// task under way are polled within seconds, resources of a connection whose
+// client was replaced are re-observed at once, and the kind's state metrics
+// are published.
+func SetupManaged[T resource.Managed](mgr ctrl.Manager, o controller.Options, clients *pve.Cache, recorder event.Recorder, k ManagedKind[T]) error {
+	name := ControllerName(k.GVK)
 	opts := []managed.ReconcilerOption{
-		managed.WithTypedExternalConnector[T](k.Connector(recorder, poll)),
-		// No initializer: an empty external name means "no VMID picked
-		// yet" (the default one would write metadata.name there).
-		managed.WithInitializers(),
-		// The VMID is stored before PVE is called, so an interrupted create
-		// is always resolvable: never stall on it.
+		managed.WithTypedExternalConnector[T](k.Connector),
+		managed.WithInitializers(k.Initializers...),
 		managed.WithDeterministicExternalName(true),
-		// Observe confirms absence itself; a lost VMID race retries at once.
 		managed.WithCreationGracePeriod(0),
 		managed.WithPollIntervalHook(PollInterval(k.PollSoon)),
-		managed.WithLogger(o.Logger.WithValues("controller", k.Name)),
-		managed.WithPollInterval(poll),
+		managed.WithLogger(o.Logger.WithValues("controller", name)),
+		managed.WithPollInterval(PollIntervalOf(o)),
 		managed.WithRecorder(recorder),
 	}
 	if o.Features != nil && o.Features.Enabled(feature.EnableBetaManagementPolicies) {
@@ -90,10 +97,10 @@ func Setup[T resource.Managed](mgr ctrl.Manager, o controller.Options, clients *
 	if o.MetricOptions != nil && o.MetricOptions.MRMetrics != nil {
 		opts = append(opts, managed.WithMetricRecorder(o.MetricOptions.MRMetrics))
 	}
-	r := managed.NewReconciler(mgr, resource.ManagedKind(k.GroupVersionKind), opts...)
+	r := managed.NewReconciler(mgr, resource.ManagedKind(k.GVK), opts...)
 
 	b := ctrl.NewControllerManagedBy(mgr).
-		Named(k.Name).
+		Named(name).
 		WithOptions(o.ForControllerRuntime()).
 		For(k.Object, builder.WithPredicates(resource.DesiredStateChanged()))
 	if err := dependents.Watch(mgr, b, k.List, clients); err != nil {
@@ -102,5 +109,5 @@ func Setup[T resource.Managed](mgr ctrl.Manager, o controller.Options, clients *
 	if err := mrstate.Setup(mgr, o, k.List); err != nil {
 		return err
 	}
-	return b.Complete(ratelimiter.NewReconciler(k.Name, errors.WithSilentRequeueOnConflict(r), o.GlobalRateLimiter))
+	return b.Complete(ratelimiter.NewReconciler(name, errors.WithSilentRequeueOnConflict(r), o.GlobalRateLimiter))
 }

@@ -17,13 +17,9 @@ limitations under the License.
 package virtualmachine
 
 import (
-	"time"
-
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
@@ -32,31 +28,28 @@ import (
 )
 
 // ControllerName is the name of the VirtualMachine controller.
-func ControllerName() string { return managed.ControllerName(v1alpha1.VirtualMachineGroupKind) }
+func ControllerName() string { return guest.ControllerName(v1alpha1.VirtualMachineGroupVersionKind) }
 
 // Setup adds the VirtualMachine controller to mgr. It takes Proxmox clients
 // from clients and re-observes every VirtualMachine of a connection as soon
 // as that connection's client is replaced (a rotated credential).
 func Setup(mgr ctrl.Manager, o controller.Options, clients *pve.Cache) error {
-	return guest.Setup(mgr, o, clients, guest.Kind[*v1alpha1.VirtualMachine]{
-		Name:             ControllerName(),
-		GroupVersionKind: v1alpha1.VirtualMachineGroupVersionKind,
-		Object:           &v1alpha1.VirtualMachine{},
-		List:             &v1alpha1.VirtualMachineList{},
-		Connector: func(rec event.Recorder, poll time.Duration) managed.TypedExternalConnector[*v1alpha1.VirtualMachine] {
-			return &connector{
-				kube:       mgr.GetClient(),
-				secrets:    mgr.GetAPIReader(),
-				usage:      resource.NewProviderConfigUsageTracker(mgr.GetClient(), &v1alpha1.ProviderConfigUsage{}),
-				clients:    clients,
-				vmids:      pve.NewVMIDAllocator(0),
-				record:     rec,
-				steadyAge:  poll,
-				agentAsked: guest.NewStamps(),
-				observed:   guest.NewStamps(),
-			}
-		},
-		PollSoon: pollSoon,
+	recorder := guest.Recorder(mgr, o, ControllerName())
+	c := &connector{
+		kube:       mgr.GetClient(),
+		secrets:    mgr.GetAPIReader(),
+		usage:      resource.NewProviderConfigUsageTracker(mgr.GetClient(), &v1alpha1.ProviderConfigUsage{}),
+		clients:    clients,
+		vmids:      pve.NewVMIDAllocator(0),
+		record:     recorder,
+		steadyAge:  guest.PollIntervalOf(o),
+		agentAsked: guest.NewStamps(),
+		observed:   guest.NewStamps(),
+	}
+	// No initializer: an empty external name means "no VMID picked yet".
+	return guest.SetupManaged(mgr, o, clients, recorder, guest.ManagedKind[*v1alpha1.VirtualMachine]{
+		GVK: v1alpha1.VirtualMachineGroupVersionKind, Object: &v1alpha1.VirtualMachine{}, List: &v1alpha1.VirtualMachineList{},
+		Connector: c, PollSoon: pollSoon,
 	})
 }
 
