@@ -81,6 +81,62 @@ func (l *ContainerList) GetItems() []resource.Managed {
 }
 
 var (
+	_ resource.ModernManaged = &CustomCertificate{}
+	_ resource.ManagedList   = &CustomCertificateList{}
+)
+
+// GetCondition of this CustomCertificate.
+func (mg *CustomCertificate) GetCondition(ct xpv2.ConditionType) xpv2.Condition {
+	return mg.Status.GetCondition(ct)
+}
+
+// SetConditions of this CustomCertificate.
+func (mg *CustomCertificate) SetConditions(c ...xpv2.Condition) {
+	mg.Status.SetConditions(c...)
+}
+
+// GetManagementPolicies of this CustomCertificate, narrowed by kubemox's reconcile-mode
+// annotation (see ResourceSpec.Policies).
+func (mg *CustomCertificate) GetManagementPolicies() xpv2.ManagementPolicies {
+	return mg.Spec.Policies(mg.GetAnnotations())
+}
+
+// SetManagementPolicies of this CustomCertificate.
+func (mg *CustomCertificate) SetManagementPolicies(p xpv2.ManagementPolicies) {
+	mg.Spec.ManagementPolicies = p
+}
+
+// GetProviderConfigReference of this CustomCertificate: the ProxmoxConnection it uses
+// (see ResourceSpec.Connection).
+func (mg *CustomCertificate) GetProviderConfigReference() *xpv2.ProviderConfigReference {
+	return mg.Spec.Connection()
+}
+
+// SetProviderConfigReference of this CustomCertificate.
+func (mg *CustomCertificate) SetProviderConfigReference(r *xpv2.ProviderConfigReference) {
+	mg.Spec.ProviderConfigReference = r
+}
+
+// GetWriteConnectionSecretToReference of this CustomCertificate.
+func (mg *CustomCertificate) GetWriteConnectionSecretToReference() *xpv2.LocalSecretReference {
+	return mg.Spec.WriteConnectionSecretToReference
+}
+
+// SetWriteConnectionSecretToReference of this CustomCertificate.
+func (mg *CustomCertificate) SetWriteConnectionSecretToReference(r *xpv2.LocalSecretReference) {
+	mg.Spec.WriteConnectionSecretToReference = r
+}
+
+// GetItems of this CustomCertificateList.
+func (l *CustomCertificateList) GetItems() []resource.Managed {
+	items := make([]resource.Managed, len(l.Items))
+	for i := range l.Items {
+		items[i] = &l.Items[i]
+	}
+	return items
+}
+
+var (
 	_ resource.ModernManaged = &VirtualMachine{}
 	_ resource.ManagedList   = &VirtualMachineList{}
 )

@@ -27,6 +27,7 @@ import (
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 	"github.com/kubemox/provider-proxmox/internal/controller/connection"
 	"github.com/kubemox/provider-proxmox/internal/controller/container"
+	"github.com/kubemox/provider-proxmox/internal/controller/customcertificate"
 	"github.com/kubemox/provider-proxmox/internal/controller/gated"
 	"github.com/kubemox/provider-proxmox/internal/controller/guestimport"
 	"github.com/kubemox/provider-proxmox/internal/controller/snapshotpolicy"
@@ -47,6 +48,8 @@ func SetupGated(mgr ctrl.Manager, o controller.Options, clients *pve.Cache, setu
 		v1alpha1.ProxmoxConnectionGroupVersionKind, v1alpha1.ProviderConfigUsageGroupVersionKind)
 	setups.Register(v1alpha1.VirtualMachineKind, func() error { return virtualmachine.Setup(mgr, o, clients) },
 		v1alpha1.VirtualMachineGroupVersionKind)
+	setups.Register(v1alpha1.CustomCertificateKind, func() error { return customcertificate.Setup(mgr, o, clients) },
+		v1alpha1.CustomCertificateGroupVersionKind)
 	setups.Register(v1alpha1.VirtualMachineSetKind, func() error { return virtualmachineset.Setup(mgr, o) },
 		v1alpha1.VirtualMachineSetGroupVersionKind, v1alpha1.VirtualMachineGroupVersionKind)
 	// GuestImport indexes VirtualMachines by the guest they name.

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 )
 
 // Node certificates: GET info, POST/DELETE custom. An uploaded certificate with key is
@@ -32,8 +33,30 @@ func (s *Server) checkNodeLocked(node string) error {
 	return s.checkNode(node)
 }
 
-// customActive reports whether an uploaded certificate replaced the simulator's own.
-func (s *Server) customActive() bool { return s.cert.Load() != s.defCert }
+// customCerts are the custom certificate files of each node.
+type customCerts struct {
+	mu     sync.Mutex
+	byNode map[string]*tls.Certificate
+}
+
+func (c *customCerts) get(node string) *tls.Certificate {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.byNode[node]
+}
+
+func (c *customCerts) set(node string, pair *tls.Certificate) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.byNode == nil {
+		c.byNode = map[string]*tls.Certificate{}
+	}
+	if pair == nil {
+		delete(c.byNode, node)
+		return
+	}
+	c.byNode[node] = pair
+}
 
 func handleCertInfo(s *Server, r *request) (any, error) {
 	if err := s.checkNodeLocked(r.node()); err != nil {
@@ -43,10 +66,8 @@ func handleCertInfo(s *Server, r *request) (any, error) {
 	if leaf := leafOf(s.defCert); leaf != nil {
 		out = append(out, certInfo("pve-ssl.pem", leaf))
 	}
-	if s.customActive() {
-		if leaf := leafOf(s.cert.Load()); leaf != nil {
-			out = append(out, certInfo("pveproxy-ssl.pem", leaf))
-		}
+	if leaf := leafOf(s.custom.get(r.node())); leaf != nil {
+		out = append(out, certInfo("pveproxy-ssl.pem", leaf))
 	}
 	return out, nil
 }
@@ -131,8 +152,9 @@ func handleCertUpload(s *Server, r *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	existing := s.custom.get(r.node())
 	if !r.has("key") {
-		if !s.customActive() {
+		if existing == nil {
 			return nil, errInternal("Attempted to upload custom certificate without (existing) key.")
 		}
 		return nil, errInternal("Custom certificate exists but 'force' is not set.")
@@ -144,12 +166,15 @@ func handleCertUpload(s *Server, r *request) (any, error) {
 	if err != nil {
 		return nil, errInternal("Certificate and key do not match - %s", err.Error())
 	}
-	if s.customActive() && !r.bool("force") {
+	if existing != nil && !r.bool("force") {
 		return nil, errInternal("Custom certificate exists but 'force' is not set.")
 	}
 	pair.Leaf = certs[0]
+	s.custom.set(r.node(), &pair)
 	if r.bool("restart") {
+		// The listener stands for every node's pveproxy.
 		s.cert.Store(&pair)
+		r.restartsProxy = true
 	}
 	return certInfo("pveproxy-ssl.pem", certs[0]), nil
 }
@@ -158,6 +183,10 @@ func handleCertDelete(s *Server, r *request) (any, error) {
 	if err := s.checkNodeLocked(r.node()); err != nil {
 		return nil, err
 	}
-	s.cert.Store(s.defCert)
+	s.custom.set(r.node(), nil)
+	if r.bool("restart") {
+		s.cert.Store(s.defCert)
+		r.restartsProxy = true
+	}
 	return nil, nil
 }

@@ -291,12 +291,45 @@ func TestCustomCertificateWithGoProxmox(t *testing.T) {
 		!strings.Contains(err.Error(), "'force' is not set") {
 		t.Fatalf("second upload without force: %v", err)
 	}
+	// Deleting the files without a restart leaves pveproxy serving what it
+	// loaded; with restart=1 its own certificate is back.
 	if err := n2.DeleteCustomCertificate(ctx); err != nil {
 		t.Fatal(err)
+	}
+	infos, err = n2.GetCustomCertificates(ctx)
+	if err != nil || len(*infos) != 2 {
+		t.Fatalf("info after delete: %v %+v", err, infos)
+	}
+	if _, err := tokenClient(t, sim).Version(ctx); err == nil {
+		t.Fatal("pveproxy stopped serving the custom certificate without a restart")
+	}
+	res := rawCallInsecure(t, sim, http.MethodDelete, "/nodes/pve/certificates/custom?restart=1")
+	if res != http.StatusOK {
+		t.Fatalf("delete with restart: %d", res)
 	}
 	if _, err := tokenClient(t, sim).Version(ctx); err != nil {
 		t.Fatalf("the simulator's own certificate is back: %v", err)
 	}
+}
+
+// rawCallInsecure sends a bodyless request without verifying the served certificate (rawCall
+// trusts only the simulator's CA) and returns the status.
+func rawCallInsecure(t *testing.T, sim *pvesim.Server, method, path string) int {
+	t.Helper()
+	req, err := http.NewRequestWithContext(testCtx(t), method, sim.APIURL()+path, http.NoBody)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range tokenHeader() {
+		req.Header.Set(k, v)
+	}
+	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12}}} //nolint:gosec // the served certificate is the test's own self-signed one
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	return resp.StatusCode
 }
 
 // pve-storage only warns when the file of a volume is already gone: the task succeeds

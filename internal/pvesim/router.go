@@ -154,6 +154,8 @@ type request struct {
 	http     *http.Request
 	// taskFault, when set, makes tasks started by this request fail with this text.
 	taskFault string
+	// restartsProxy is set by a handler that restarted pveproxy.
+	restartsProxy bool
 }
 
 func (r *request) str(name string) string { return r.params[name] }

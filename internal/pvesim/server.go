@@ -59,6 +59,10 @@ type Server struct {
 	caPEM   []byte
 	defCert *tls.Certificate
 	cert    atomic.Pointer[tls.Certificate]
+	// custom are the custom certificates uploaded per node: the files
+	// pveproxy-ssl.pem/.key on that node. pveproxy serves one (cert) only
+	// once it restarts.
+	custom customCerts
 
 	ln      net.Listener
 	hs      *http.Server
@@ -263,8 +267,11 @@ func (s *Server) serveRoute(w http.ResponseWriter, hr *http.Request, rt *route, 
 		writeError(w, fx.err)
 		return
 	}
-	data, err := s.invoke(hr, rt, vars, body, cred, fx.taskFault)
+	data, restarts, err := s.invoke(hr, rt, vars, body, cred, fx.taskFault)
 	defer releaseData(data)
+	if restarts {
+		s.restartProxy(w)
+	}
 	if fx.hold != nil {
 		fx.hold.park(s.stopCh)
 	}
@@ -279,27 +286,29 @@ func (s *Server) serveRoute(w http.ResponseWriter, hr *http.Request, rt *route, 
 	writeData(w, data)
 }
 
-// invoke decodes and validates parameters, then runs the handler under the state lock.
-func (s *Server) invoke(hr *http.Request, rt *route, vars map[string]string, body []byte, cred credential, taskFault string) (any, error) {
+// invoke decodes and validates parameters, then runs the handler under the state lock. It
+// also reports whether the handler restarted pveproxy.
+func (s *Server) invoke(hr *http.Request, rt *route, vars map[string]string, body []byte, cred credential, taskFault string) (any, bool, error) {
 	raw, err := decodeParams(hr.Header.Get("Content-Type"), hr.URL.RawQuery, body)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	for k, v := range vars {
 		raw[k] = v
 	}
 	params, errs := rt.params.validate(raw)
 	if errs != nil {
-		return nil, errParams(errs)
+		return nil, false, errParams(errs)
 	}
 	req := &request{method: hr.Method, template: rt.spec.Path, params: params, cred: cred, http: hr, taskFault: taskFault}
 	if rt.unlocked {
-		return rt.handler(s, req)
+		data, err := rt.handler(s, req)
+		return data, req.restartsProxy, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return nil, errf(http.StatusServiceUnavailable, "server closed")
+		return nil, false, errf(http.StatusServiceUnavailable, "server closed")
 	}
 	data, err := rt.handler(s, req)
 	if hr.Method != http.MethodGet {
@@ -307,7 +316,18 @@ func (s *Server) invoke(hr *http.Request, rt *route, vars map[string]string, bod
 		s.configChangedByID(params["newid"])
 		s.markDirty()
 	}
-	return data, err
+	return data, req.restartsProxy, err
+}
+
+// restartProxy is pveproxy's reload after a certificate change: the worker answering this
+// request closes its connection after the answer, and idle connections go too, so every
+// later request makes a new TLS connection and meets the certificate now served.
+func (s *Server) restartProxy(w http.ResponseWriter) {
+	w.Header().Set("Connection", "close")
+	time.AfterFunc(10*time.Millisecond, func() {
+		s.hs.SetKeepAlivesEnabled(false) // closes the idle connections
+		s.hs.SetKeepAlivesEnabled(true)
+	})
 }
 
 // dropConnection closes the client connection without writing a response.
