@@ -18,7 +18,6 @@ package customcertificate
 
 import (
 	"context"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -29,65 +28,32 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/feature"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
-	"github.com/kubemox/provider-proxmox/internal/controller/dependents"
-	"github.com/kubemox/provider-proxmox/internal/controller/mrstate"
+	"github.com/kubemox/provider-proxmox/internal/controller/guest"
 )
-
-// ControllerName is the name of the CustomCertificate controller.
-func ControllerName() string { return managed.ControllerName(v1alpha1.CustomCertificateGroupKind) }
 
 // Setup adds the CustomCertificate controller to mgr. A change of a TLS
 // Secret a resource names (seen through the metadata-only Secret watch the
 // connection controller shares: values never enter the cache) reconciles
 // that resource at once, so a renewed certificate is uploaded at once.
 func Setup(mgr ctrl.Manager, o controller.Options, clients *pve.Cache) error {
-	name := ControllerName()
-	//nolint:staticcheck // crossplane-runtime's event recorder needs the legacy recorder interface.
-	recorder := event.NewAPIRecorder(mgr.GetEventRecorderFor(name), o.EventFilterFunctions...)
+	recorder := guest.Recorder(mgr, o, guest.ControllerName(v1alpha1.CustomCertificateGroupVersionKind))
 	c := &connector{
 		kube: mgr.GetClient(), fresh: mgr.GetAPIReader(), clients: clients, record: recorder,
 		usage: resource.NewProviderConfigUsageTracker(mgr.GetClient(), &v1alpha1.ProviderConfigUsage{}),
 	}
-	poll := o.PollInterval
-	if poll <= 0 {
-		poll = time.Minute
-	}
-	opts := []managed.ReconcilerOption{
-		managed.WithTypedExternalConnector[*v1alpha1.CustomCertificate](c),
-		// The external name is the node, set by Create.
-		managed.WithInitializers(),
-		managed.WithLogger(o.Logger.WithValues("controller", name)),
-		managed.WithPollInterval(poll),
-		managed.WithRecorder(recorder),
-	}
-	if o.Features != nil && o.Features.Enabled(feature.EnableBetaManagementPolicies) {
-		opts = append(opts, managed.WithManagementPolicies())
-	}
-	if o.MetricOptions != nil && o.MetricOptions.MRMetrics != nil {
-		opts = append(opts, managed.WithMetricRecorder(o.MetricOptions.MRMetrics))
-	}
-	r := managed.NewReconciler(mgr, resource.ManagedKind(v1alpha1.CustomCertificateGroupVersionKind), opts...)
-	if err := mrstate.Setup(mgr, o, &v1alpha1.CustomCertificateList{}); err != nil {
-		return err
-	}
-	b := ctrl.NewControllerManagedBy(mgr).
-		Named(name).
-		WithOptions(o.ForControllerRuntime()).
-		For(&v1alpha1.CustomCertificate{}, builder.WithPredicates(resource.DesiredStateChanged())).
-		WatchesMetadata(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(namingSecret(mgr.GetClient())))
-	if err := dependents.Watch(mgr, b, &v1alpha1.CustomCertificateList{}, clients); err != nil {
-		return errors.Wrap(err, "cannot watch ProxmoxConnection client changes")
-	}
-	return b.Complete(ratelimiter.NewReconciler(name, errors.WithSilentRequeueOnConflict(r), o.GlobalRateLimiter))
+	return guest.SetupManaged(mgr, o, clients, recorder, guest.ManagedKind[*v1alpha1.CustomCertificate]{
+		GVK:       v1alpha1.CustomCertificateGroupVersionKind,
+		Object:    &v1alpha1.CustomCertificate{},
+		List:      &v1alpha1.CustomCertificateList{},
+		Connector: c,
+		Watch: func(b *builder.Builder) *builder.Builder {
+			return b.WatchesMetadata(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(namingSecret(mgr.GetClient())))
+		},
+	})
 }
 
 // namingSecret maps a Secret to the CustomCertificates of its namespace that

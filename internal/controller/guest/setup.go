@@ -49,8 +49,11 @@ type ManagedKind[T resource.Managed] struct {
 	// default one would write metadata.name as the external name).
 	Initializers []managed.Initializer
 	// PollSoon reports whether a Ready resource is to be observed again
-	// within seconds (a task of ours runs).
+	// within seconds (a task of ours runs); nil: never.
 	PollSoon func(mg resource.Managed) bool
+	// Watch, when set, adds sources that reconcile resources of the kind
+	// (the Secrets they read, say).
+	Watch func(b *builder.Builder) *builder.Builder
 }
 
 // ControllerName is the name of the managed reconciler of gvk's kind.
@@ -86,7 +89,7 @@ func SetupManaged[T resource.Managed](mgr ctrl.Manager, o controller.Options, cl
 		managed.WithInitializers(k.Initializers...),
 		managed.WithDeterministicExternalName(true),
 		managed.WithCreationGracePeriod(0),
-		managed.WithPollIntervalHook(PollInterval(k.PollSoon)),
+		managed.WithPollIntervalHook(PollInterval(pollSoonOrNever(k.PollSoon))),
 		managed.WithLogger(o.Logger.WithValues("controller", name)),
 		managed.WithPollInterval(PollIntervalOf(o)),
 		managed.WithRecorder(recorder),
@@ -103,6 +106,9 @@ func SetupManaged[T resource.Managed](mgr ctrl.Manager, o controller.Options, cl
 		Named(name).
 		WithOptions(o.ForControllerRuntime()).
 		For(k.Object, builder.WithPredicates(resource.DesiredStateChanged()))
+	if k.Watch != nil {
+		b = k.Watch(b)
+	}
 	if err := dependents.Watch(mgr, b, k.List, clients); err != nil {
 		return errors.Wrap(err, "cannot watch ProxmoxConnection client changes")
 	}
@@ -110,4 +116,11 @@ func SetupManaged[T resource.Managed](mgr ctrl.Manager, o controller.Options, cl
 		return err
 	}
 	return b.Complete(ratelimiter.NewReconciler(name, errors.WithSilentRequeueOnConflict(r), o.GlobalRateLimiter))
+}
+
+func pollSoonOrNever(soon func(mg resource.Managed) bool) func(mg resource.Managed) bool {
+	if soon != nil {
+		return soon
+	}
+	return func(resource.Managed) bool { return false }
 }
