@@ -71,6 +71,7 @@ var ourCRDs = []string{
 	"providerconfigusages.proxmox.alperen.cloud",
 	"virtualmachines.proxmox.alperen.cloud",
 	"containers.proxmox.alperen.cloud",
+	"customcertificates.proxmox.alperen.cloud",
 	"virtualmachinesnapshots.proxmox.alperen.cloud",
 	"virtualmachinesnapshotpolicies.proxmox.alperen.cloud",
 	"virtualmachinesets.proxmox.alperen.cloud",

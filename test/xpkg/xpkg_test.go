@@ -399,6 +399,7 @@ func assertPackageContents(t *testing.T, packageYAML []byte) {
 		"providerconfigusages.proxmox.alperen.cloud":    "CustomResourceDefinition",
 		"virtualmachinesnapshots.proxmox.alperen.cloud": "CustomResourceDefinition",
 		"containers.proxmox.alperen.cloud":              "CustomResourceDefinition",
+		"customcertificates.proxmox.alperen.cloud":      "CustomResourceDefinition",
 		// Not managed resources: shipped Active like ProxmoxConnection.
 		"virtualmachinesnapshotpolicies.proxmox.alperen.cloud": "ManagedResourceDefinition",
 		"virtualmachinesets.proxmox.alperen.cloud":             "ManagedResourceDefinition",
