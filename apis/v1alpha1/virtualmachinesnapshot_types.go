@@ -30,7 +30,8 @@ const AnnotationRollback = "proxmox.alperen.cloud/rollback"
 // (virtualMachineName, snapshotName, timestamp, connectionRef) plus a guest
 // named by VMID and node, a description and vmstate.
 //
-// +kubebuilder:validation:XValidation:rule="has(self.virtualMachineName) != has(self.vmid)",message="exactly one of virtualMachineName or vmid is required"
+// +kubebuilder:validation:XValidation:rule="[has(self.virtualMachineName), has(self.containerName), has(self.vmid)].filter(x, x).size() == 1",message="exactly one of virtualMachineName, containerName or vmid is required"
+// +kubebuilder:validation:XValidation:rule="has(self.containerName) == has(oldSelf.containerName) && (!has(self.containerName) || self.containerName == oldSelf.containerName)",message="containerName is immutable"
 // +kubebuilder:validation:XValidation:rule="has(self.vmid) == has(self.nodeName)",message="vmid and nodeName go together: nodeName is required with vmid and used only with it"
 // +kubebuilder:validation:XValidation:rule="has(self.virtualMachineName) == has(oldSelf.virtualMachineName) && (!has(self.virtualMachineName) || self.virtualMachineName == oldSelf.virtualMachineName)",message="virtualMachineName is immutable"
 // +kubebuilder:validation:XValidation:rule="(has(self.vmid) ? self.vmid : 0) == (has(oldSelf.vmid) ? oldSelf.vmid : 0)",message="vmid is immutable"
@@ -50,6 +51,14 @@ type VirtualMachineSnapshotSpec struct {
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	VirtualMachineName string `json:"virtualMachineName,omitempty"`
+
+	// ContainerName names the Container in this namespace whose guest is
+	// snapshotted, instead of virtualMachineName: container snapshots work
+	// the same (vmstate aside: PVE keeps no RAM of a container).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	ContainerName string `json:"containerName,omitempty"`
 
 	// VMID of a QEMU guest this provider does not manage (with nodeName and
 	// the connection), instead of virtualMachineName.

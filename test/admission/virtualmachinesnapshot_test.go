@@ -60,12 +60,19 @@ func TestVirtualMachineSnapshotAdmission(t *testing.T) {
 `)},
 		"no guest named": {manifest: snapshot(`
   description: orphan
-`), wantErr: []string{"exactly one of virtualMachineName or vmid is required"}},
+`), wantErr: []string{"exactly one of virtualMachineName, containerName or vmid is required"}},
 		"both a VirtualMachine and a vmid": {manifest: snapshot(`
   virtualMachineName: web
   vmid: 4242
   nodeName: pve
-`), wantErr: []string{"exactly one of virtualMachineName or vmid is required"}},
+`), wantErr: []string{"exactly one of virtualMachineName, containerName or vmid is required"}},
+		"a Container": {manifest: snapshot(`
+  containerName: web-ct
+`)},
+		"both a VirtualMachine and a Container": {manifest: snapshot(`
+  virtualMachineName: web
+  containerName: web-ct
+`), wantErr: []string{"exactly one of virtualMachineName, containerName or vmid is required"}},
 		"vmid without nodeName": {manifest: snapshot(`
   vmid: 4242
 `), wantErr: []string{"vmid and nodeName go together"}},

@@ -66,7 +66,7 @@ func newFixture(t *testing.T, opts pvesim.Options) *fixture {
 		t.Fatal(err)
 	}
 	kube := fake.NewClientBuilder().WithScheme(s).
-		WithStatusSubresource(&v1alpha1.VirtualMachine{}, &v1alpha1.VirtualMachineSnapshot{}).Build()
+		WithStatusSubresource(&v1alpha1.VirtualMachine{}, &v1alpha1.Container{}, &v1alpha1.VirtualMachineSnapshot{}).Build()
 	f := &fixture{sim: sim, cl: cl, kube: kube, log: &guesttest.EventLog{}, ref: pve.GuestRef{Type: pve.QEMU, Node: testNode, VMID: guestID}}
 	f.storeVM(t, vmName, guestID)
 	return f

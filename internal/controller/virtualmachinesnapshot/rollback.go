@@ -31,9 +31,6 @@ import (
 	"github.com/kubemox/provider-proxmox/internal/controller/guest"
 )
 
-// rollbackTaskType is PVE's task type of a QEMU rollback.
-var rollbackTaskType = pve.QEMU.TaskType("rollback")
-
 // notMade is the exit status recorded for a token whose rollback was never
 // sent to PVE (the provider stopped between taking it and asking).
 const notMade = "not made: the provider stopped before Proxmox VE was asked; set a new token to roll back"
@@ -78,7 +75,7 @@ func (e *external) rollback(ctx context.Context, cr *v1alpha1.VirtualMachineSnap
 		return nil
 	}
 	if err != nil {
-		cr.Status.Rollback.Task = &v1alpha1.TaskStatus{Type: rollbackTaskType, Status: guest.TaskStopped, ExitStatus: err.Error()}
+		cr.Status.Rollback.Task = &v1alpha1.TaskStatus{Type: e.target.ref.Type.TaskType("rollback"), Status: guest.TaskStopped, ExitStatus: err.Error()}
 		return err
 	}
 	guest.RecordTask(&cr.Status.Rollback.Task, upid)
@@ -123,12 +120,12 @@ func (e *external) findRollbackTask(ctx context.Context, cr *v1alpha1.VirtualMac
 		since = rb.RequestedAt.Add(-time.Second).Unix()
 	}
 	for _, t := range tasks {
-		if t.Type == rollbackTaskType && t.StartTime >= since {
+		if t.Type == e.target.ref.Type.TaskType("rollback") && t.StartTime >= since {
 			guest.RecordTask(&rb.Task, t.UPID)
 			return nil
 		}
 	}
-	rb.Task = &v1alpha1.TaskStatus{Type: rollbackTaskType, Status: guest.TaskStopped, ExitStatus: notMade}
+	rb.Task = &v1alpha1.TaskStatus{Type: e.target.ref.Type.TaskType("rollback"), Status: guest.TaskStopped, ExitStatus: notMade}
 	e.record.Event(cr, event.Warning(reasonRollbackLost, errors.New("rollback for token "+rb.Token+" "+notMade)))
 	return nil
 }

@@ -25,6 +25,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
@@ -43,33 +44,51 @@ type target struct {
 	what string
 }
 
-// resolveTarget finds the guest of cr: the VirtualMachine it names (its
-// observed VMID and node, and its connection), or spec.vmid on
+// resolveTarget finds the guest of cr: the VirtualMachine or Container it
+// names (its observed VMID and node, and its connection), or spec.vmid on
 // spec.nodeName through cr's own connection.
 func resolveTarget(ctx context.Context, kube client.Reader, cr *v1alpha1.VirtualMachineSnapshot) (target, error) {
 	if cr.Spec.VMID != nil {
 		ref := pve.GuestRef{Type: pve.QEMU, Node: cr.Spec.NodeName, VMID: int(*cr.Spec.VMID)}
 		return target{ref: ref, connection: cr.GetProviderConfigReference(), what: "VM " + ref.String()}, nil
 	}
-	name := cr.Spec.VirtualMachineName
-	t := target{ref: pve.GuestRef{Type: pve.QEMU}, what: "VirtualMachine " + name, connection: cr.GetProviderConfigReference()}
-	vm := &v1alpha1.VirtualMachine{}
-	err := kube.Get(ctx, client.ObjectKey{Namespace: cr.GetNamespace(), Name: name}, vm)
+	kind, name, obj := namedGuest(cr)
+	t := target{ref: pve.GuestRef{Type: obj.guestType}, what: kind + " " + name, connection: cr.GetProviderConfigReference()}
+	err := kube.Get(ctx, client.ObjectKey{Namespace: cr.GetNamespace(), Name: name}, obj.ModernManaged)
 	if kerrors.IsNotFound(err) {
 		t.vmGone = true
 		return t, nil
 	}
 	if err != nil {
-		return t, errors.Wrapf(err, "cannot get VirtualMachine %s", name)
+		return t, errors.Wrapf(err, "cannot get %s %s", kind, name)
 	}
-	vmConn := vm.GetProviderConfigReference()
-	if namesConnection(cr) && cr.GetProviderConfigReference().Name != vmConn.Name {
-		return t, errors.Errorf("the snapshot names ProxmoxConnection %q but VirtualMachine %s uses %q: name the VM's connection or none", cr.GetProviderConfigReference().Name, name, vmConn.Name)
+	conn := obj.GetProviderConfigReference()
+	if namesConnection(cr) && cr.GetProviderConfigReference().Name != conn.Name {
+		return t, errors.Errorf("the snapshot names ProxmoxConnection %q but %s %s uses %q: name its connection or none", cr.GetProviderConfigReference().Name, kind, name, conn.Name)
 	}
-	t.connection = vmConn
-	t.ref.VMID = int(vm.Status.Status.ID)
-	t.ref.Node = vm.Status.Status.Node
+	t.connection = conn
+	t.ref.VMID, t.ref.Node = obj.placed()
 	return t, nil
+}
+
+// guestResource is the VirtualMachine or Container a snapshot names.
+type guestResource struct {
+	resource.ModernManaged
+	guestType pve.GuestType
+	// placed is the guest's observed VMID and node.
+	placed func() (int, string)
+}
+
+// namedGuest is the kind, name and an empty object of the resource cr names.
+func namedGuest(cr *v1alpha1.VirtualMachineSnapshot) (string, string, guestResource) {
+	if cr.Spec.ContainerName != "" {
+		ct := &v1alpha1.Container{}
+		return v1alpha1.ContainerKind, cr.Spec.ContainerName, guestResource{ModernManaged: ct, guestType: pve.LXC,
+			placed: func() (int, string) { return int(ct.Status.Status.ID), ct.Status.Status.Node }}
+	}
+	vm := &v1alpha1.VirtualMachine{}
+	return v1alpha1.VirtualMachineKind, cr.Spec.VirtualMachineName, guestResource{ModernManaged: vm, guestType: pve.QEMU,
+		placed: func() (int, string) { return int(vm.Status.Status.ID), vm.Status.Status.Node }}
 }
 
 // namesConnection reports whether cr's spec names a connection itself.
