@@ -59,6 +59,11 @@ type Client struct {
 	resources *resourcesMemo
 	metrics   *metrics.Connection
 	tasks     *taskClock
+
+	// proof is when an authenticated request last succeeded, and the
+	// version the last Verify read: see VerifiedWithin.
+	proof   *authProof
+	version atomic.Pointer[string]
 }
 
 // New builds a client without any network I/O.
@@ -82,7 +87,10 @@ func newClient(cfg Config, wrapWire func(http.RoundTripper) http.RoundTripper) (
 	}
 	limit, timeout := limits(cfg)
 
-	c := &Client{retired: &atomic.Bool{}, resources: &resourcesMemo{}, metrics: cfg.Metrics, tasks: newTaskClock()}
+	c := &Client{
+		retired: &atomic.Bool{}, resources: &resourcesMemo{}, metrics: cfg.Metrics, tasks: newTaskClock(),
+		proof: &authProof{now: time.Now},
+	}
 	c.base = baseTransport(tlsCfg, limit)
 	var wire http.RoundTripper = c.base
 	if wrapWire != nil {
@@ -97,7 +105,8 @@ func newClient(cfg Config, wrapWire func(http.RoundTripper) http.RoundTripper) (
 		policy:  defaultRetryPolicy(),
 	}
 	rt, opts := c.authentication(cfg, endpoint)
-	httpClient := &http.Client{Transport: &retireGuard{next: rt, retired: c.retired}, Timeout: overallTimeout(timeout)}
+	c.proof.next = rt
+	httpClient := &http.Client{Transport: &retireGuard{next: c.proof, retired: c.retired}, Timeout: overallTimeout(timeout)}
 	opts = append(opts, proxmox.WithLogger(noopLogger{}), proxmox.WithUserAgent(userAgent), proxmox.WithHTTPClient(httpClient))
 	c.api = proxmox.NewClient(endpoint, opts...)
 	return c, nil
@@ -195,14 +204,11 @@ func (c *Client) Retire() {
 func (c *Client) Retired() bool { return c.retired.Load() }
 
 // Verify makes one authenticated call (GET /version) and returns the PVE
-// version. With password authentication it logs in afresh first, so the
-// password itself is proven, not just a ticket obtained earlier with it.
+// version. A password session reuses its ticket while it is younger than
+// TicketRenewAfter and logs in only then: the password is proven once per
+// ticket lifetime, not once per verification (a connection is verified
+// each time a resource starts or stops using it).
 func (c *Client) Verify(ctx context.Context) (string, error) {
-	if c.session != nil {
-		if err := c.session.loginNow(ctx); err != nil {
-			return "", c.redact(errors.Wrap(err, "cannot log in to Proxmox VE"))
-		}
-	}
 	var v proxmox.Version
 	if err := c.api.Get(ctx, "/version", &v); err != nil {
 		return "", c.redact(errors.Wrap(err, "cannot read Proxmox VE version"))
@@ -210,7 +216,20 @@ func (c *Client) Verify(ctx context.Context) (string, error) {
 	if v.Version == "" {
 		return "", errors.New("Proxmox VE returned an empty version")
 	}
+	c.version.Store(&v.Version)
 	return v.Version, nil
+}
+
+// VerifiedWithin returns the version the last Verify read when an
+// authenticated request of this client succeeded within the last d: the
+// managed resources' own traffic then proves that the endpoint answers and
+// the credential works, and a re-verification needs no request of its own.
+func (c *Client) VerifiedWithin(d time.Duration) (string, bool) {
+	v := c.version.Load()
+	if v == nil || c.retired.Load() || !c.proof.within(d) {
+		return "", false
+	}
+	return *v, true
 }
 
 // noopLogger keeps go-proxmox silent: at debug level it prints request and

@@ -109,18 +109,6 @@ func (a *ticketAuth) fresh(ctx context.Context) (*ticket, error) {
 	return a.renewFrom(ctx, gen)
 }
 
-// loginNow replaces the current ticket with a new login, whatever its age.
-func (a *ticketAuth) loginNow(ctx context.Context) error {
-	a.mu.Lock()
-	var gen uint64
-	if a.cur != nil {
-		gen = a.cur.gen
-	}
-	a.mu.Unlock()
-	_, err := a.renewFrom(ctx, gen)
-	return err
-}
-
 // renewFrom replaces ticket generation staleGen by logging in, unless another
 // request already replaced it while this one waited for the login lock.
 func (a *ticketAuth) renewFrom(ctx context.Context, staleGen uint64) (*ticket, error) {

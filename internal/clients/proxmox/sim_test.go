@@ -514,3 +514,83 @@ func TestSimEndpointForms(t *testing.T) {
 		}
 	}
 }
+
+// A password session logs in once per ticket lifetime, however often the
+// connection is verified, and logs in again once the ticket is old.
+func TestSimVerifyReusesTicket(t *testing.T) {
+	srv := startSim(t, pvesim.Options{})
+	c, w := simClient(t, srv, func(cfg *Config) { cfg.TicketRenewAfter = time.Hour })
+	for i := range 5 {
+		if _, err := c.Verify(t.Context()); err != nil {
+			t.Fatalf("Verify %d: %v", i, err)
+		}
+	}
+	if got := w.count("POST /access/ticket"); got != 1 {
+		t.Errorf("5 verifications logged in %d times, want 1", got)
+	}
+	if got := w.count("GET /version"); got != 5 {
+		t.Errorf("5 verifications read /version %d times, want 5", got)
+	}
+
+	aging, agingWire := simClient(t, srv, func(cfg *Config) { cfg.TicketRenewAfter = time.Nanosecond })
+	for i := range 2 {
+		if _, err := aging.Verify(t.Context()); err != nil {
+			t.Fatalf("Verify %d with tickets renewed at once: %v", i, err)
+		}
+	}
+	if got := agingWire.count("POST /access/ticket"); got != 2 {
+		t.Errorf("2 verifications with tickets renewed at once logged in %d times, want 2", got)
+	}
+}
+
+// VerifiedWithin needs both a completed Verify and a successful request in
+// the window, and nothing after Retire.
+func TestSimVerifiedWithin(t *testing.T) {
+	srv := startSim(t, pvesim.Options{})
+	for name, mod := range map[string]func(*Config){"password": nil, "token": useToken} {
+		c, w := simClient(t, srv, mod)
+		if err := c.API().Get(t.Context(), "/nodes", nil); err != nil {
+			t.Fatalf("%s: GET /nodes: %v", name, err)
+		}
+		if _, ok := c.VerifiedWithin(time.Hour); ok {
+			t.Errorf("%s: VerifiedWithin before any Verify = true", name)
+		}
+		want, err := c.Verify(t.Context())
+		if err != nil {
+			t.Fatalf("%s: Verify: %v", name, err)
+		}
+		before := w.total()
+		if got, ok := c.VerifiedWithin(time.Hour); !ok || got != want {
+			t.Errorf("%s: VerifiedWithin(1h) = %q, %v; want %q, true", name, got, ok, want)
+		}
+		time.Sleep(20 * time.Millisecond)
+		if _, ok := c.VerifiedWithin(10 * time.Millisecond); ok {
+			t.Errorf("%s: VerifiedWithin(10ms) 20ms after the last request = true", name)
+		}
+		if got := w.total(); got != before {
+			t.Errorf("%s: VerifiedWithin sent %d requests", name, got-before)
+		}
+		c.Retire()
+		if _, ok := c.VerifiedWithin(time.Hour); ok {
+			t.Errorf("%s: VerifiedWithin after Retire = true", name)
+		}
+	}
+}
+
+// A request that fails authentication proves nothing.
+func TestSimFailedRequestProvesNothing(t *testing.T) {
+	srv := startSim(t, pvesim.Options{})
+	c, _ := simClient(t, srv, useToken)
+	c.fastRetries()
+	if _, err := c.Verify(t.Context()); err != nil {
+		t.Fatalf("Verify: %v", err)
+	}
+	proven := c.proof.last.Load()
+	srv.RemoveToken(simTokenID)
+	if err := c.API().Get(t.Context(), "/nodes", nil); err == nil {
+		t.Fatal("GET /nodes with a removed token succeeded")
+	}
+	if got := c.proof.last.Load(); got != proven {
+		t.Errorf("a 401 answer moved the last proof of authentication from %d to %d", proven, got)
+	}
+}

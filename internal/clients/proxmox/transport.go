@@ -17,7 +17,7 @@ import (
 
 // The transport is a chain of small RoundTrippers, outermost first:
 //
-//	retireGuard -> ticketAuth (password auth only) -> retrying -> limiter -> measured (with metrics) -> *http.Transport
+//	retireGuard -> authProof -> ticketAuth (password auth only) -> retrying -> limiter -> measured (with metrics) -> *http.Transport
 //
 // Every request go-proxmox makes, and our own logins, pass through it, so the
 // concurrency limit, the retirement check, the retry policy and the metrics
@@ -36,6 +36,30 @@ func (g *retireGuard) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, ErrClientRetired
 	}
 	return g.next.RoundTrip(req)
+}
+
+// authProof records when a request last got a 2xx answer. It sits above
+// the authentication, so it sees the final answer of a request (after a
+// ticket renewal and replay) and never our own logins: a 2xx here means
+// the endpoint answered and accepted the credential.
+type authProof struct {
+	next http.RoundTripper
+	now  func() time.Time
+	last atomic.Int64 // UnixNano; 0 = never
+}
+
+func (p *authProof) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := p.next.RoundTrip(req)
+	if err == nil && resp.StatusCode >= 200 && resp.StatusCode <= 299 {
+		p.last.Store(p.now().UnixNano())
+	}
+	return resp, err
+}
+
+// within reports whether a request succeeded within the last d.
+func (p *authProof) within(d time.Duration) bool {
+	last := p.last.Load()
+	return last != 0 && p.now().Sub(time.Unix(0, last)) < d
 }
 
 // limiter enforces MaxConcurrentRequests and the per-attempt timeout. A slot

@@ -222,7 +222,7 @@ func (r *Reconciler) verify(ctx context.Context, log logging.Logger, pc *v1alpha
 		return reconcile.Result{RequeueAfter: r.retryAfter()}
 	}
 
-	version, err := cl.Verify(ctx)
+	version, err := r.check(ctx, cl)
 	if err != nil {
 		if fresh {
 			cl.Retire()
@@ -244,6 +244,16 @@ func (r *Reconciler) verify(ctx context.Context, log logging.Logger, pc *v1alpha
 	pc.Status.Version = version
 	pc.Status.SetConditions(ready(pc))
 	return reconcile.Result{RequeueAfter: r.poll}
+}
+
+// check proves that cl reaches Proxmox VE with its credential. When the
+// managed resources' own requests succeeded within the last poll interval
+// they already prove it, and no request is made; otherwise one is.
+func (r *Reconciler) check(ctx context.Context, cl *pve.Client) (string, error) {
+	if version, ok := cl.VerifiedWithin(r.poll); ok {
+		return version, nil
+	}
+	return cl.Verify(ctx)
 }
 
 // retryAfter is how soon a connection that is not Ready is verified again:

@@ -30,6 +30,7 @@ import (
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
@@ -38,6 +39,8 @@ import (
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
+	"github.com/kubemox/provider-proxmox/internal/metrics"
+	"github.com/kubemox/provider-proxmox/internal/metrics/metricstest"
 	"github.com/kubemox/provider-proxmox/internal/pvesim"
 )
 
@@ -472,4 +475,77 @@ func TestNoSecretsInLogs(t *testing.T) {
 	if len(where) > 0 {
 		t.Errorf("a credential appeared in: %v", where)
 	}
+}
+
+// A password connection logs in once per ticket lifetime however many
+// resources start using it, and sends no request of its own to re-verify
+// while the resources' requests succeed (PVE's /version is read once, when
+// the client is built).
+func TestVerificationCostsNothingUnderTraffic(t *testing.T) {
+	hs := requireHarness(t)
+	ctx := t.Context()
+	ns := hs.namespace(t)
+	user := fmt.Sprintf("traffic-%d@pve", time.Now().UnixNano())
+	hs.Sim.AddUser(user, "traffic-pw-7d21")
+	spec := hs.simSpec()
+	spec.Username, spec.Password = user, "traffic-pw-7d21"
+	pc := hs.createConnection(t, spec)
+	hs.waitReady(t, pc.Name, corev1.ConditionTrue, v1alpha1.ReasonAvailable)
+
+	traffic, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for traffic.Err() == nil {
+			if cl, err := hs.Provider.Clients.Get(pc.Name); err == nil {
+				_ = cl.API().Get(traffic, "/nodes", nil)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}()
+	const users = 10
+	for i := range users {
+		hs.createUsage(t, ns, pc.Name, fmt.Sprintf("vm-%d", i))
+	}
+	hs.waitFor(t, pc.Name, fmt.Sprintf("counting %d users", users), func(pc *v1alpha1.ProxmoxConnection) bool { return pc.Status.Users == users })
+	time.Sleep(11 * time.Second) // two periodic re-verifications (poll 5 s)
+	stop()
+	<-done
+
+	s, err := metricstest.Gather(ctrlmetrics.Registry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for route, want := range map[string]float64{"/access/ticket": 1, "/version": 1} {
+		got, _ := s.Sum(metrics.RequestsTotal, map[string]string{metrics.LabelConnection: pc.Name, metrics.LabelRoute: route})
+		if got != want {
+			t.Errorf("%s requests of connection %s = %v, want %v (one when the client was built)", route, pc.Name, got, want)
+		}
+	}
+}
+
+// createUsage makes connection name count one more user, as a managed
+// resource's ProviderConfigUsage does; it is deleted when t ends, before
+// the connection.
+func (hs *harness) createUsage(t *testing.T, ns, connection, resource string) {
+	t.Helper()
+	u := &v1alpha1.ProviderConfigUsage{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: ns, Name: resource + "-usage",
+			Labels: map[string]string{
+				xpv2.LabelKeyProviderName: connection,
+				xpv2.LabelKeyProviderKind: v1alpha1.ProxmoxConnectionKind,
+			},
+		},
+	}
+	u.ProviderConfigReference = xpv2.ProviderConfigReference{Kind: v1alpha1.ProxmoxConnectionKind, Name: connection}
+	u.ResourceReference = xpv2.TypedReference{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: "VirtualMachine", Name: resource}
+	if err := hs.Kube.Create(context.Background(), u); err != nil {
+		t.Fatalf("create ProviderConfigUsage: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := hs.Kube.Delete(context.Background(), u); err != nil && !kerrors.IsNotFound(err) {
+			t.Errorf("delete ProviderConfigUsage %s: %v", u.Name, err)
+		}
+	})
 }
