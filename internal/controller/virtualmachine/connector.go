@@ -28,6 +28,7 @@ import (
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 	"github.com/kubemox/provider-proxmox/internal/controller/guest"
+	"github.com/kubemox/provider-proxmox/internal/controller/secrets"
 )
 
 const (
@@ -43,8 +44,9 @@ const (
 // connector hands out an external client per reconcile, over the current
 // Proxmox client of the resource's connection.
 type connector struct {
-	kube    client.Client
-	secrets client.Reader // uncached: Secrets never enter an informer
+	kube client.Client
+	// secrets reads passwordFrom Secrets, again only when they changed.
+	secrets *secrets.Memo
 	usage   guest.UsageTracker
 	clients *pve.Cache
 	vmids   *pve.VMIDAllocator

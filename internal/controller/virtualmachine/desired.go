@@ -22,7 +22,6 @@ import (
 	"slices"
 
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
@@ -60,9 +59,10 @@ type desired struct {
 	AllowReboot     bool
 }
 
-// desiredFrom reads the spec (and the passwordFrom Secret, straight from the
-// API server: Secrets are never cached) into what the controller compares.
-func desiredFrom(ctx context.Context, kube client.Reader, cr *v1alpha1.VirtualMachine) (desired, error) {
+// desiredFrom reads the spec (and the passwordFrom Secret: from the API
+// server when its resourceVersion moved, from the memo otherwise) into what
+// the controller compares.
+func desiredFrom(ctx context.Context, memo *secrets.Memo, cr *v1alpha1.VirtualMachine) (desired, error) {
 	s := &cr.Spec
 	d := desired{
 		Spec:            pve.VMSpec{Name: s.Name, AdditionalConfig: s.AdditionalConfig},
@@ -88,7 +88,7 @@ func desiredFrom(ctx context.Context, kube client.Reader, cr *v1alpha1.VirtualMa
 	if ci := s.CloudInit(); ci != nil {
 		d.Spec.CloudInit = cloudInitFrom(ci)
 		d.User = ci.User
-		pw, err := passwordFrom(ctx, kube, cr, ci)
+		pw, err := passwordFrom(ctx, memo, cr, ci)
 		if err != nil {
 			return desired{}, err
 		}
@@ -161,7 +161,7 @@ func cloudInitFrom(ci *v1alpha1.CloudInitConfig) *pve.VMCloudInit {
 
 // passwordFrom returns the cloud-init password with its version, nil when
 // none is set.
-func passwordFrom(ctx context.Context, kube client.Reader, cr *v1alpha1.VirtualMachine, ci *v1alpha1.CloudInitConfig) (*password, error) {
+func passwordFrom(ctx context.Context, memo *secrets.Memo, cr *v1alpha1.VirtualMachine, ci *v1alpha1.CloudInitConfig) (*password, error) {
 	if ci.Password != "" {
 		return &password{Value: ci.Password, Version: v1alpha1.CloudInitPasswordApplied{Generation: cr.GetGeneration()}}, nil
 	}
@@ -169,7 +169,7 @@ func passwordFrom(ctx context.Context, kube client.Reader, cr *v1alpha1.VirtualM
 	if ref == nil {
 		return nil, nil
 	}
-	k, err := secrets.NewReader(kube).Key(ctx, types.NamespacedName{Namespace: cr.GetNamespace(), Name: ref.Name}, ref.Key)
+	k, err := memo.Key(ctx, types.NamespacedName{Namespace: cr.GetNamespace(), Name: ref.Name}, ref.Key)
 	switch {
 	case errors.Is(err, secrets.ErrKeyNotFound):
 		return nil, errors.Errorf("Secret %s/%s has no key %q (cloudInitConfig.passwordFrom)", cr.GetNamespace(), ref.Name, ref.Key)

@@ -41,6 +41,7 @@ import (
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 	"github.com/kubemox/provider-proxmox/internal/controller/guest"
 	"github.com/kubemox/provider-proxmox/internal/controller/guest/guesttest"
+	"github.com/kubemox/provider-proxmox/internal/controller/secrets"
 	"github.com/kubemox/provider-proxmox/internal/pvesim"
 )
 
@@ -86,7 +87,7 @@ func newFixture(t *testing.T, opts pvesim.Options) *fixture {
 	kube := fake.NewClientBuilder().WithScheme(s).WithStatusSubresource(&v1alpha1.VirtualMachine{}).Build()
 	log := &guesttest.EventLog{}
 	return &fixture{sim: sim, cl: cl, kube: kube, log: log, conn: &connector{
-		kube: kube, secrets: kube, clients: pve.NewCache(), vmids: pve.NewVMIDAllocator(0), record: log,
+		kube: kube, secrets: secrets.NewMemo(kube, kube), clients: pve.NewCache(), vmids: pve.NewVMIDAllocator(0), record: log,
 		steadyAge: time.Second, agentAsked: guest.NewStamps(), observed: guest.NewStamps(),
 	}}
 }

@@ -30,13 +30,14 @@ import (
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 	"github.com/kubemox/provider-proxmox/internal/controller/guest"
+	"github.com/kubemox/provider-proxmox/internal/controller/secrets"
 )
 
 // external is the client of one reconcile. Observe leaves what it saw in obs
 // for Update and Delete of the same reconcile.
 type external struct {
 	kube       client.Client
-	secrets    client.Reader
+	secrets    *secrets.Memo
 	cl         *pve.Client
 	connection string
 	vmids      *pve.VMIDAllocator

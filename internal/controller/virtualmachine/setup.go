@@ -25,6 +25,7 @@ import (
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 	"github.com/kubemox/provider-proxmox/internal/controller/guest"
+	"github.com/kubemox/provider-proxmox/internal/controller/secrets"
 )
 
 // ControllerName is the name of the VirtualMachine controller.
@@ -37,7 +38,7 @@ func Setup(mgr ctrl.Manager, o controller.Options, clients *pve.Cache) error {
 	recorder := guest.Recorder(mgr, o, ControllerName())
 	c := &connector{
 		kube:       mgr.GetClient(),
-		secrets:    mgr.GetAPIReader(),
+		secrets:    secrets.NewMemo(mgr.GetCache(), mgr.GetAPIReader()),
 		usage:      resource.NewProviderConfigUsageTracker(mgr.GetClient(), &v1alpha1.ProviderConfigUsage{}),
 		clients:    clients,
 		vmids:      pve.NewVMIDAllocator(0),

@@ -179,16 +179,22 @@ func (b *SyncBuffer) String() string {
 }
 
 // RequestLog records the provider's Secret collection requests (lists and
-// watches), telling metadata-only ones from full ones.
+// watches), telling metadata-only ones from full ones, and its reads of
+// single Secrets.
 type RequestLog struct {
 	mu   sync.Mutex
 	full []string
 	meta int
+	gets map[string]int // by "namespace/name"
 }
 
-// secretCollection matches a list or watch of Secrets, cluster-wide or in a
-// namespace; a get by name has one more path segment.
-var secretCollection = regexp.MustCompile(`^/api/v1/(namespaces/[^/]+/)?secrets/?$`)
+var (
+	// secretCollection matches a list or watch of Secrets, cluster-wide or
+	// in a namespace; a get by name has one more path segment.
+	secretCollection = regexp.MustCompile(`^/api/v1/(namespaces/[^/]+/)?secrets/?$`)
+	// secretByName matches a read of one Secret.
+	secretByName = regexp.MustCompile(`^/api/v1/namespaces/([^/]+)/secrets/([^/]+)$`)
+)
 
 // Wrap returns rt with l recording its Secret lists and watches, for
 // programs that build the provider themselves (rest.Config.Wrap(l.Wrap)).
@@ -196,6 +202,9 @@ func (l *RequestLog) Wrap(rt http.RoundTripper) http.RoundTripper { return l.wra
 
 func (l *RequestLog) wrap(rt http.RoundTripper) http.RoundTripper {
 	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		if m := secretByName.FindStringSubmatch(req.URL.Path); req.Method == http.MethodGet && m != nil {
+			l.countGet(m[1] + "/" + m[2])
+		}
 		if req.Method == http.MethodGet && secretCollection.MatchString(req.URL.Path) {
 			l.mu.Lock()
 			// The metadata client asks for PartialObjectMetadata in every
@@ -209,6 +218,22 @@ func (l *RequestLog) wrap(rt http.RoundTripper) http.RoundTripper {
 		}
 		return rt.RoundTrip(req)
 	})
+}
+
+func (l *RequestLog) countGet(key string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.gets == nil {
+		l.gets = map[string]int{}
+	}
+	l.gets[key]++
+}
+
+// SecretGets counts the reads of Secret namespace/name by name.
+func (l *RequestLog) SecretGets(namespace, name string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.gets[namespace+"/"+name]
 }
 
 // FullSecretListsOrWatches returns the URLs of Secret lists and watches that

@@ -170,6 +170,27 @@ func TestScratchWithCloudInitPasswordFromSecret(t *testing.T) {
 	if string(sec.Data["username"]) != "ops" || string(sec.Data["password"]) != cloudInitPassword {
 		t.Errorf("cloud-init credentials not in connection details: %v", keysOf(sec.Data))
 	}
+
+	// Polls of an unchanged Secret do not read it again; a new revision is
+	// read and applied at the next poll.
+	reads := hs.Requests.SecretGets(ns, "ci")
+	time.Sleep(poll + 5*time.Second)
+	if n := hs.Requests.SecretGets(ns, "ci") - reads; n != 0 {
+		t.Errorf("the unchanged passwordFrom Secret was read %d times over a poll interval, want 0", n)
+	}
+	applied := vm.Status.CloudInitPasswordApplied.SecretResourceVersion
+	s := &corev1.Secret{}
+	if err := hs.Kube.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "ci"}, s); err != nil {
+		t.Fatal(err)
+	}
+	s.Data = map[string][]byte{"pw": []byte(cloudInitPassword + "-2")}
+	if err := hs.Kube.Update(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	hs.waitVM(t, ns, vm.Name, "the new Secret revision applied", func(vm *v1alpha1.VirtualMachine) bool {
+		a := vm.Status.CloudInitPasswordApplied
+		return a != nil && a.SecretResourceVersion == s.ResourceVersion && a.SecretResourceVersion != applied
+	})
 }
 
 // Drift made behind the provider's back (cores, a NIC's bridge with an
