@@ -41,6 +41,9 @@ type flags struct {
 	maxReconcileRate         int
 	leaderElection           bool
 	leaderElectionNamespace  string
+	leaseDuration            time.Duration
+	renewDeadline            time.Duration
+	retryPeriod              time.Duration
 	enableManagementPolicies bool
 	metricsBindAddress       string
 	healthProbeBindAddress   string
@@ -56,6 +59,9 @@ func parseFlags(args []string) (flags, error) {
 	app.Flag("max-reconcile-rate", "The global maximum rate per second at which resources may be checked for drift.").Default("10").IntVar(&f.maxReconcileRate)
 	app.Flag("leader-election", "Use leader election for the controller manager.").Short('l').Default("false").Envar("LEADER_ELECTION").BoolVar(&f.leaderElection)
 	app.Flag("leader-election-namespace", "Namespace of the leader election Lease; needed outside a cluster.").StringVar(&f.leaderElectionNamespace)
+	app.Flag("leader-election-lease-duration", "How long a standby replica waits after the leader's last renewal before it takes over.").Default("60s").DurationVar(&f.leaseDuration)
+	app.Flag("leader-election-renew-deadline", "How long the leader tries to renew its lease before it stops leading; it sends no Proxmox VE request once its last renewal is older. Shorter than the lease duration.").Default("50s").DurationVar(&f.renewDeadline)
+	app.Flag("leader-election-retry-period", "How often the leader renews its lease and a standby tries to take it.").Default("2s").DurationVar(&f.retryPeriod)
 	app.Flag("enable-management-policies", "Enable support for management policies.").Default("true").Envar("ENABLE_MANAGEMENT_POLICIES").BoolVar(&f.enableManagementPolicies)
 	app.Flag("metrics-bind-address", "Address the Prometheus metrics endpoint binds to; 0 disables it.").Default(":8080").StringVar(&f.metricsBindAddress)
 	app.Flag("health-probe-bind-address", "Address the health probe endpoints bind to.").Default(":8081").StringVar(&f.healthProbeBindAddress)
@@ -92,6 +98,9 @@ func run(args []string) error {
 		MaxReconcileRate:         f.maxReconcileRate,
 		LeaderElection:           f.leaderElection,
 		LeaderElectionNamespace:  f.leaderElectionNamespace,
+		LeaseDuration:            f.leaseDuration,
+		RenewDeadline:            f.renewDeadline,
+		RetryPeriod:              f.retryPeriod,
 		EnableManagementPolicies: f.enableManagementPolicies,
 		MetricsBindAddress:       f.metricsBindAddress,
 		HealthProbeBindAddress:   f.healthProbeBindAddress,

@@ -28,6 +28,7 @@ func TestFlagDefaults(t *testing.T) {
 	}
 	want := flags{
 		syncPeriod: time.Hour, pollInterval: time.Minute, maxReconcileRate: 10,
+		leaseDuration: time.Minute, renewDeadline: 50 * time.Second, retryPeriod: 2 * time.Second,
 		enableManagementPolicies: true, metricsBindAddress: ":8080", healthProbeBindAddress: ":8081",
 	}
 	if f != want {
@@ -37,13 +38,15 @@ func TestFlagDefaults(t *testing.T) {
 
 func TestFlags(t *testing.T) {
 	f, err := parseFlags([]string{"--debug", "--poll=30s", "--sync=5m", "--max-reconcile-rate=3",
-		"--leader-election", "--no-enable-management-policies", "--metrics-bind-address=0", "--health-probe-bind-address=:9000"})
+		"--leader-election", "--leader-election-lease-duration=15s", "--leader-election-renew-deadline=10s",
+		"--leader-election-retry-period=1s", "--no-enable-management-policies", "--metrics-bind-address=0", "--health-probe-bind-address=:9000"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := flags{
 		debug: true, syncPeriod: 5 * time.Minute, pollInterval: 30 * time.Second, maxReconcileRate: 3,
-		leaderElection: true, metricsBindAddress: "0", healthProbeBindAddress: ":9000",
+		leaderElection: true, leaseDuration: 15 * time.Second, renewDeadline: 10 * time.Second, retryPeriod: time.Second,
+		metricsBindAddress: "0", healthProbeBindAddress: ":9000",
 	}
 	if f != want {
 		t.Errorf("flags = %+v, want %+v", f, want)

@@ -89,6 +89,15 @@ type Options struct {
 
 	LeaderElection          bool
 	LeaderElectionNamespace string
+	// LeaseDuration is how long a standby waits, after the leader's last
+	// renewal it saw, before it takes over.
+	LeaseDuration time.Duration
+	// RenewDeadline is how long the leader keeps trying to renew before it
+	// gives up leading; it also bounds how long after its last renewal a
+	// leader still sends Proxmox VE requests. Shorter than LeaseDuration.
+	RenewDeadline time.Duration
+	// RetryPeriod is how often the leader renews and a standby tries.
+	RetryPeriod time.Duration
 
 	EnableManagementPolicies bool
 
@@ -107,6 +116,15 @@ func (o *Options) defaults() {
 	}
 	if o.MaxReconcileRate <= 0 {
 		o.MaxReconcileRate = 10
+	}
+	if o.LeaseDuration <= 0 {
+		o.LeaseDuration = 60 * time.Second
+	}
+	if o.RenewDeadline <= 0 {
+		o.RenewDeadline = 50 * time.Second
+	}
+	if o.RetryPeriod <= 0 {
+		o.RetryPeriod = 2 * time.Second
 	}
 	if o.MetricsBindAddress == "" {
 		o.MetricsBindAddress = "0"
@@ -142,7 +160,16 @@ func New(cfg *rest.Config, o Options) (*Provider, error) {
 		return nil, errors.Wrap(err, errScheme)
 	}
 
-	mgr, err := ctrl.NewManager(cfg, managerOptions(s, o))
+	mo := managerOptions(s, o)
+	var fence func() error
+	if o.LeaderElection {
+		lock, err := newLeaseLock(cfg, o)
+		if err != nil {
+			return nil, err
+		}
+		mo.LeaderElectionResourceLockInterface, fence = lock, lock.Check
+	}
+	mgr, err := ctrl.NewManager(cfg, mo)
 	if err != nil {
 		return nil, errors.Wrap(err, errManager)
 	}
@@ -170,7 +197,7 @@ func New(cfg *rest.Config, o Options) (*Provider, error) {
 	if err != nil {
 		return nil, errors.Wrap(err, errRegisterProxmox)
 	}
-	clients := pve.NewCache(pve.WithMetrics(pm))
+	clients := pve.NewCache(pve.WithMetrics(pm), pve.WithFence(fence))
 	pxcontroller.SetupGated(mgr, co, clients, setups)
 	return &Provider{Manager: mgr, Clients: clients, Controllers: setups}, nil
 }
@@ -204,8 +231,13 @@ func managerOptions(s *runtime.Scheme, o Options) manager.Options {
 		LeaderElectionID:           LeaderElectionID,
 		LeaderElectionNamespace:    o.LeaderElectionNamespace,
 		LeaderElectionResourceLock: resourcelock.LeasesResourceLock,
-		LeaseDuration:              ptr(60 * time.Second),
-		RenewDeadline:              ptr(50 * time.Second),
+		LeaseDuration:              &o.LeaseDuration,
+		RenewDeadline:              &o.RenewDeadline,
+		RetryPeriod:                &o.RetryPeriod,
+		// The binary exits as soon as the manager stops, so releasing the
+		// lease on a graceful stop is safe, and lets the standby take over
+		// at once instead of after LeaseDuration.
+		LeaderElectionReleaseOnCancel: true,
 	}
 }
 
@@ -250,4 +282,3 @@ func registerMetrics(c prometheus.Collector) error {
 	return err
 }
 
-func ptr[T any](v T) *T { return &v }

@@ -24,6 +24,7 @@ type Cache struct {
 	entries     map[string]cacheEntry
 	subscribers []chan event.GenericEvent
 	metrics     *metrics.Proxmox
+	fence       func() error
 }
 
 type cacheEntry struct {
@@ -40,6 +41,12 @@ func WithMetrics(m *metrics.Proxmox) CacheOption {
 	return func(c *Cache) { c.metrics = m }
 }
 
+// WithFence makes every client built for the cache ask fence before each
+// request (Config.Fence).
+func WithFence(fence func() error) CacheOption {
+	return func(c *Cache) { c.fence = fence }
+}
+
 // NewCache returns an empty cache.
 func NewCache(o ...CacheOption) *Cache {
 	c := &Cache{entries: map[string]cacheEntry{}}
@@ -52,6 +59,10 @@ func NewCache(o ...CacheOption) *Cache {
 // Metrics returns where the connections' clients report and their
 // readiness is recorded; nil when the provider measures nothing.
 func (c *Cache) Metrics() *metrics.Proxmox { return c.metrics }
+
+// Fence is what the clients built for this cache must ask before each
+// request; nil when nothing gates them.
+func (c *Cache) Fence() func() error { return c.fence }
 
 // Store makes cl the client of connection. The previous client, if another
 // one, is retired so no new request uses the credential it was built from.

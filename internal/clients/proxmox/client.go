@@ -27,6 +27,10 @@ const (
 // ErrClientRetired is returned for every request started after Retire.
 var ErrClientRetired = errors.New("proxmox client was retired (its connection was reconfigured or removed); retry with the current client")
 
+// ErrFenced wraps the error of a closed Config.Fence: the request was not
+// sent, and is not retried.
+var ErrFenced = errors.New("proxmox request not sent")
+
 // Config describes how to reach and authenticate to one Proxmox VE endpoint.
 type Config struct {
 	Endpoint              string // as the user typed it; New normalises it
@@ -40,6 +44,12 @@ type Config struct {
 	// TicketRenewAfter is how long a password session's ticket is used
 	// before it is renewed; 0 means 1h (PVE tickets expire after 2h).
 	TicketRenewAfter time.Duration
+
+	// Fence, when set, is asked before each attempt goes on the wire; an
+	// error fails the request unsent. With leader election it closes when
+	// this replica may have lost its lease, so a replica that is no longer
+	// the leader sends Proxmox VE nothing.
+	Fence func() error
 
 	// Metrics receives this client's requests and the tasks it starts and
 	// sees finish, labelled with its connection; nil measures nothing.
@@ -100,7 +110,7 @@ func newClient(cfg Config, wrapWire func(http.RoundTripper) http.RoundTripper) (
 		wire = &measured{next: wire, metrics: cfg.Metrics}
 	}
 	c.retry = &retrying{
-		next:    &limiter{next: wire, sem: make(chan struct{}, limit), retired: c.retired, timeout: timeout},
+		next:    &limiter{next: wire, sem: make(chan struct{}, limit), retired: c.retired, fence: cfg.Fence, timeout: timeout},
 		retired: c.retired,
 		policy:  defaultRetryPolicy(),
 	}

@@ -594,3 +594,36 @@ func TestSimFailedRequestProvesNothing(t *testing.T) {
 		t.Errorf("a 401 answer moved the last proof of authentication from %d to %d", proven, got)
 	}
 }
+
+// A closed fence fails every request unsent, logins included, and without
+// retries; an open one lets them through.
+func TestSimFence(t *testing.T) {
+	srv := startSim(t, pvesim.Options{})
+	var closed atomic.Bool
+	fence := func() error {
+		if closed.Load() {
+			return errors.New("lease lost")
+		}
+		return nil
+	}
+	for name, mod := range map[string]func(*Config){"password": nil, "token": useToken} {
+		closed.Store(true)
+		c, w := simClient(t, srv, func(cfg *Config) {
+			if mod != nil {
+				mod(cfg)
+			}
+			cfg.Fence = fence
+		})
+		_, err := c.Verify(t.Context())
+		if !errors.Is(err, ErrFenced) || !strings.Contains(err.Error(), "lease lost") {
+			t.Errorf("%s: Verify behind a closed fence = %v, want ErrFenced with the fence's reason", name, err)
+		}
+		if got := w.total(); got != 0 {
+			t.Errorf("%s: %d requests went on the wire behind a closed fence", name, got)
+		}
+		closed.Store(false)
+		if _, err := c.Verify(t.Context()); err != nil {
+			t.Errorf("%s: Verify behind an open fence: %v", name, err)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -62,13 +63,15 @@ func (p *authProof) within(d time.Duration) bool {
 	return last != 0 && p.now().Sub(time.Unix(0, last)) < d
 }
 
-// limiter enforces MaxConcurrentRequests and the per-attempt timeout. A slot
+// limiter enforces MaxConcurrentRequests, the per-attempt timeout and the
+// fence. A slot
 // is held until the response body is closed: a request is in flight on the
 // server until its answer has been read.
 type limiter struct {
 	next    http.RoundTripper
 	sem     chan struct{}
 	retired *atomic.Bool
+	fence   func() error // nil: always open
 	timeout time.Duration
 }
 
@@ -85,6 +88,13 @@ func (l *limiter) RoundTrip(req *http.Request) (*http.Response, error) {
 		<-l.sem
 		closeRequestBody(req)
 		return nil, ErrClientRetired
+	}
+	if l.fence != nil {
+		if err := l.fence(); err != nil {
+			<-l.sem
+			closeRequestBody(req)
+			return nil, fmt.Errorf("%w: %w", ErrFenced, err)
+		}
 	}
 	ctx, cancel := context.WithTimeout(req.Context(), l.timeout)
 	resp, err := l.next.RoundTrip(req.WithContext(ctx))
@@ -183,7 +193,7 @@ func (r *retrying) shouldRetry(req *http.Request, resp *http.Response, err error
 		return false
 	}
 	if err != nil {
-		return !errors.Is(err, ErrClientRetired) && !isTLSVerificationError(err)
+		return !errors.Is(err, ErrClientRetired) && !errors.Is(err, ErrFenced) && !isTLSVerificationError(err)
 	}
 	return retryableStatus[resp.StatusCode]
 }

@@ -272,6 +272,7 @@ func (r *Reconciler) clientFor(pc *v1alpha1.ProxmoxConnection, creds credentials
 	}
 	cfg := clientConfig(pc.Spec, creds)
 	cfg.Metrics = r.clients.Metrics().Connection(pc.GetName())
+	cfg.Fence = r.clients.Fence()
 	cl, err = r.newClient(cfg)
 	return cl, true, err
 }

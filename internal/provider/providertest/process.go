@@ -94,6 +94,18 @@ func (p *Process) Kill(t *testing.T) {
 	}
 }
 
+// Signal sends sig to the provider (SIGSTOP and SIGCONT freeze and resume
+// it); nothing once it has exited.
+func (p *Process) Signal(t *testing.T, sig syscall.Signal) {
+	t.Helper()
+	if p.Exited() {
+		return
+	}
+	if err := p.cmd.Process.Signal(sig); err != nil && !p.Exited() {
+		t.Fatalf("signal %v to the provider: %v", sig, err)
+	}
+}
+
 // Exited tells whether the process has ended.
 func (p *Process) Exited() bool {
 	select {
