@@ -160,3 +160,25 @@ func TestAdminIdentitiesGuestsStateAndReset(t *testing.T) {
 		t.Fatalf("unknown admin path: %d", res.Status)
 	}
 }
+
+// LatencyRate delays only that fraction of the matching requests.
+func TestFaultLatencyRate(t *testing.T) {
+	sim := startSim(t, pvesim.Options{})
+	c := tokenClient(t, sim)
+	sim.SetFaults(pvesim.Faults{Rules: []pvesim.FaultRule{{Method: "GET", PathPattern: "/version", Latency: 100 * time.Millisecond, LatencyRate: 0.5}}})
+	slow := 0
+	const calls = 40
+	for range calls {
+		start := time.Now()
+		if _, err := c.Version(testCtx(t)); err != nil {
+			t.Fatal(err)
+		}
+		if time.Since(start) >= 80*time.Millisecond {
+			slow++
+		}
+	}
+	// Binomial(40, 0.5) falls outside [5, 35] with probability below 1e-6.
+	if slow < 5 || slow > calls-5 {
+		t.Errorf("%d of %d requests delayed with LatencyRate 0.5", slow, calls)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -198,6 +199,29 @@ func (s *Server) authenticate(hr *http.Request, method string, rt *route, relPat
 		return credential{}, errUnauthorized("Permission denied - invalid csrf token")
 	}
 	return credential{User: user, Fingerprint: fp}, nil
+}
+
+// presentedSecret is what RejectedBySecret counts a rejected request under:
+// the fingerprint of the token secret it carried, "ticket", or "none".
+func presentedSecret(hr *http.Request) string {
+	if tok, ok := apiTokenHeader(hr); ok {
+		if bang := strings.Index(tok, "!"); bang > 0 {
+			if sep := strings.IndexAny(tok[bang:], "=:"); sep >= 0 {
+				return fingerprint(tok[bang+sep+1:])
+			}
+		}
+		return "none"
+	}
+	if ticketFromRequest(hr) != "" {
+		return "ticket"
+	}
+	return "none"
+}
+
+// isUnauthorized reports a 401 answer.
+func isUnauthorized(err error) bool {
+	var ae *apiError
+	return errors.As(err, &ae) && ae.Status == http.StatusUnauthorized
 }
 
 func apiTokenHeader(hr *http.Request) (string, bool) {

@@ -27,7 +27,8 @@
 //   - POST /_sim/reset: restore the baseline guests/volumes/pools, drop tasks, clear faults and counters.
 //   - POST /_sim/baseline: make the current guests/volumes/pools the reset baseline.
 //   - PUT  /_sim/faults: {"rules": [{"method": "POST", "pathPattern": "/nodes/*/qemu/*/clone",
-//     "errorRate": 1, "status": 500, "message": "...", "latency": "250ms", "taskFailureRate": 1,
+//     "errorRate": 1, "status": 500, "message": "...", "latency": "250ms", "latencyRate": 0.05 (a
+//     fraction of the matching requests delayed; 0 or absent: all), "taskFailureRate": 1,
 //     "taskFailureMessage": "..."}], "drops": [{"method": "POST", "pathPattern": "..."}],
 //     "holds": [{"method": "POST", "pathPattern": "/nodes/*/qemu/*/clone"}]}.
 //     Replaces the rules and adds to the armed drops and holds, each one-shot: a drop applies
@@ -62,6 +63,10 @@
 // ByCredential and ByCredentialSecret count authenticated requests; the secret fingerprint is hex of
 // sha256(secret)[:8] (CredentialFingerprint) of the token secret, or of the password the
 // ticket was obtained with, so a test can tell an old secret from a rotated one.
+// RejectedBySecret counts 401 answers by the fingerprint of the token secret presented
+// ("ticket" for a rejected ticket, "none" without credentials): a revoked secret still
+// being sent shows there. With Options.LogRequests, RequestLog keeps every counted or
+// rejected request (time, method, concrete path, fingerprint) until ResetCounters.
 //
 // # /cluster/resources
 //

@@ -29,6 +29,8 @@ type FaultRule struct {
 	Message   string  `json:"message,omitempty"`
 	// Latency delays the request before it is handled.
 	Latency time.Duration `json:"latency,omitempty"`
+	// LatencyRate in (0,1] delays only that fraction of the matching requests; 0 delays all.
+	LatencyRate float64 `json:"latencyRate,omitempty"`
 	// TaskFailureRate in [0,1] makes tasks started by the request fail with TaskFailureMessage.
 	TaskFailureRate    float64 `json:"taskFailureRate,omitempty"`
 	TaskFailureMessage string  `json:"taskFailureMessage,omitempty"`
@@ -131,7 +133,9 @@ func (fs *faultSet) match(method, reqPath string) faultEffect {
 		if !patternMatches(r.Method, r.PathPattern, r.re, method, reqPath) {
 			continue
 		}
-		fx.latency = r.Latency
+		if r.LatencyRate == 0 || rand.Float64() < r.LatencyRate { //nolint:gosec // G404: a fault injection rate, not a secret
+			fx.latency = r.Latency
+		}
 		if r.ErrorRate > 0 && rand.Float64() < r.ErrorRate { //nolint:gosec // G404: a fault injection rate, not a secret
 			fx.err = faultError(r.FaultRule)
 		}

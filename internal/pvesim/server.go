@@ -2,6 +2,7 @@ package pvesim
 
 import (
 	"crypto/tls"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
@@ -22,6 +23,10 @@ type Options struct {
 	// TaskDurations maps a task type ("qmclone", "qmcreate", "qmstart", ...) to how long its
 	// task runs; key "" is the default for all types. Zero finishes at once, still as a task.
 	TaskDurations map[string]time.Duration
+	// TaskDurationsMax, for a type whose entry is longer than its TaskDurations
+	// one, makes each task of that type run a uniformly random time between
+	// the two (real clones take 2-5 s, not always the same).
+	TaskDurationsMax map[string]time.Duration
 	// ResourcesLag delays status, name, uptime and template in /cluster/resources.
 	ResourcesLag time.Duration
 	// AgentStartDelay is how long after a start the guest agent begins to answer.
@@ -30,6 +35,8 @@ type Options struct {
 	AuthFailDelay time.Duration
 	// TicketLifetime bounds ticket validity; default 2h as PVE.
 	TicketLifetime time.Duration
+	// LogRequests keeps every authenticated or rejected request in RequestLog.
+	LogRequests bool
 	// Listen is the address to listen on; default "127.0.0.1:0".
 	Listen string
 	// StateFile, when set, is loaded at start and rewritten shortly after every change.
@@ -91,7 +98,7 @@ func Start(opts Options) (*Server, error) {
 		opts:     opts,
 		st:       newState(opts),
 		auth:     newAuthStore(opts.TicketLifetime),
-		counters: newCounterSet(),
+		counters: newCounterSet(opts.LogRequests),
 		faults:   newFaultSet(),
 		router:   newRouter(),
 		ca:       ca,
@@ -232,6 +239,9 @@ func (s *Server) serveAPI(w http.ResponseWriter, hr *http.Request, rel string) {
 	}
 	cred, err := s.authenticate(hr, method, rt, relPath)
 	if err != nil {
+		if isUnauthorized(err) {
+			s.counters.reject(presentedSecret(hr), method, relPath)
+		}
 		s.failAuth(w, err)
 		return
 	}
@@ -239,7 +249,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, hr *http.Request, rel string) {
 		writeError(w, errf(http.StatusNotImplemented, "Method '%s %s' not implemented", method, relPath))
 		return
 	}
-	s.counters.count(rt.endpoint, cred)
+	s.counters.count(rt.endpoint, cred, method, relPath)
 	s.serveRoute(w, hr, rt, vars, body, cred, relPath)
 }
 
@@ -349,10 +359,15 @@ func (s *Server) markDirty() {
 	s.dirty.Store(true)
 }
 
-// taskDuration is the configured run time of a task type.
+// taskDuration is the configured run time of a task type, drawn from its
+// range when it has one.
 func (s *Server) taskDuration(typ string) time.Duration {
-	if d, ok := s.opts.TaskDurations[typ]; ok {
-		return d
+	d, ok := s.opts.TaskDurations[typ]
+	if !ok {
+		d = s.opts.TaskDurations[""]
 	}
-	return s.opts.TaskDurations[""]
+	if hi := s.opts.TaskDurationsMax[typ]; hi > d {
+		d += rand.N(hi - d) //nolint:gosec // a spread of simulated run times, not a secret
+	}
+	return d
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	proxmox "github.com/luthermonson/go-proxmox"
 
 	"github.com/kubemox/provider-proxmox/internal/pvesim"
@@ -172,5 +173,39 @@ func TestFormatErrorsAndTicketLifetime(t *testing.T) {
 	res = rawCall(t, sim, http.MethodGet, "/version", "", "", map[string]string{"Cookie": "PVEAuthCookie=" + sess.Ticket})
 	if res.Status != 401 || time.Since(start) < 200*time.Millisecond {
 		t.Fatalf("expired ticket must give a delayed 401: %d after %v", res.Status, time.Since(start))
+	}
+}
+
+// A rejected request is counted under the secret it presented, so a test can
+// see a revoked token still being sent; the request log keeps both kinds.
+func TestRejectedBySecretAndRequestLog(t *testing.T) {
+	sim := startSim(t, pvesim.Options{LogRequests: true})
+	const revoked = "revoked-secret-1"
+	for _, hdr := range []map[string]string{
+		tokenHeader(),
+		{"Authorization": "PVEAPIToken=" + testTokenID + "=" + revoked},
+		{"Cookie": "PVEAuthCookie=PVE:nobody@pam:00000000::bogus"},
+		nil,
+	} {
+		rawCall(t, sim, http.MethodGet, "/version", "", "", hdr)
+	}
+	c := sim.Counters()
+	want := map[string]int{pvesim.CredentialFingerprint(revoked): 1, "ticket": 1, "none": 1}
+	if diff := cmp.Diff(want, c.RejectedBySecret); diff != "" {
+		t.Errorf("RejectedBySecret: -want, +got:\n%s", diff)
+	}
+	log := sim.RequestLog()
+	if len(log) != 4 {
+		t.Fatalf("request log has %d entries, want 4: %+v", len(log), log)
+	}
+	if l := log[0]; l.Path != "/version" || l.Rejected || l.Fingerprint != pvesim.CredentialFingerprint(testSecret) {
+		t.Errorf("first entry %+v, want an accepted /version with the token's fingerprint", l)
+	}
+	if l := log[1]; !l.Rejected || l.Fingerprint != pvesim.CredentialFingerprint(revoked) {
+		t.Errorf("second entry %+v, want the revoked secret rejected", l)
+	}
+	sim.ResetCounters()
+	if n := len(sim.RequestLog()); n != 0 {
+		t.Errorf("request log after ResetCounters has %d entries", n)
 	}
 }
