@@ -91,7 +91,9 @@ func TestConfigMapRoundTrip(t *testing.T) {
 	c := newClient(t)
 	ctx := testContext(t)
 	want := &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: "roundtrip", Namespace: "default"},
+		// A generated name: the package's API server outlives a run, and
+		// -count=2 runs the test again against the first run's objects.
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "roundtrip-", Namespace: "default"},
 		Data:       map[string]string{"hello": "world"},
 	}
 	if err := c.Create(ctx, want); err != nil {
@@ -106,11 +108,11 @@ func TestConfigMapRoundTrip(t *testing.T) {
 	}
 }
 
-func widget(name string, minReplicas, maxReplicas int64) *unstructured.Unstructured {
+func widget(prefix string, minReplicas, maxReplicas int64) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(widgetGVK)
 	u.SetNamespace("default")
-	u.SetName(name)
+	u.SetGenerateName(prefix + "-") // unique: -count=2 finds the first run's widgets
 	u.Object["spec"] = map[string]any{"minReplicas": minReplicas, "maxReplicas": maxReplicas}
 	return u
 }

@@ -80,7 +80,7 @@ var (
 func TestMain(m *testing.M) {
 	o := providertest.Options{
 		Provider: provider.Options{PollInterval: poll, MaxReconcileRate: 10, EnableManagementPolicies: true},
-		Sim:      pvesim.Options{Nodes: []string{node, "othernode"}},
+		Sim:      pvesim.Options{Nodes: []string{node, "othernode"}, LogRequests: true},
 	}
 	os.Exit(providertest.Main(m, "virtualmachine e2e", &env, o, setup, func(_ *providertest.Harness, code int) int {
 		if code == 0 {
@@ -154,6 +154,20 @@ func require(t *testing.T) *harness {
 func (hs *harness) namespace(t *testing.T) string {
 	t.Helper()
 	return hs.Namespace(t, "vm-")
+}
+
+// freeVMID is the first VMID from start on which the simulator has no guest,
+// for tests that seed one: the simulator outlives a run, and -count=2 finds
+// the first run's guests.
+func (hs *harness) freeVMID(t *testing.T, start int) int {
+	t.Helper()
+	for id := start; id < start+1000; id++ {
+		if _, taken := hs.Sim.Guest(id); !taken {
+			return id
+		}
+	}
+	t.Fatalf("no free VMID in [%d, %d)", start, start+1000)
+	return 0
 }
 
 // cloneSpec is a VirtualMachine cloning the simulator's template.

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -255,29 +256,32 @@ func TestImportObserveOnly(t *testing.T) {
 	hs := require(t)
 	ns := hs.namespace(t)
 	cfg := map[string]string{"name": "legacy", "cores": "3", "memory": "1024", "net0": "virtio,bridge=vmbr0", "description": "hand made"}
-	if err := hs.Sim.AddGuest(pvesim.GuestSeed{Kind: "qemu", Node: node, VMID: 777, Config: cfg, Running: true}); err != nil {
+	// The guest outlives the test (an Observe-only resource leaves it), so
+	// a second run (-count=2) imports another one.
+	vmid := hs.freeVMID(t, 700)
+	if err := hs.Sim.AddGuest(pvesim.GuestSeed{Kind: "qemu", Node: node, VMID: vmid, Config: cfg, Running: true}); err != nil {
 		t.Fatal(err)
 	}
-	before, _ := hs.Sim.Guest(777)
+	before, _ := hs.Sim.Guest(vmid)
 	vm := &v1alpha1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "legacy"}, Spec: v1alpha1.VirtualMachineSpec{
 		ResourceSpec: v1alpha1.ResourceSpec{
 			ConnectionRef:      &v1alpha1.ConnectionReference{Name: connName},
 			ManagementPolicies: xpv2.ManagementPolicies{xpv2.ManagementActionObserve},
 		},
 	}}
-	meta.SetExternalName(vm, "777")
+	meta.SetExternalName(vm, strconv.Itoa(vmid))
 	hs.create(t, vm)
 	vm = hs.waitVM(t, ns, vm.Name, "Ready with status", func(v *v1alpha1.VirtualMachine) bool {
-		return ready(v) && v.Status.Status.ID == 777 && v.Status.Status.Node == node && v.Status.Status.State == "running"
+		return ready(v) && int(v.Status.Status.ID) == vmid && v.Status.Status.Node == node && v.Status.Status.State == "running"
 	})
 	time.Sleep(6 * time.Second)
-	after, _ := hs.Sim.Guest(777)
+	after, _ := hs.Sim.Guest(vmid)
 	if fmt.Sprint(before.Config) != fmt.Sprint(after.Config) || after.Status != "running" {
 		t.Errorf("imported VM changed:\nbefore %v\nafter  %v", before.Config, after.Config)
 	}
 	hs.delete(t, vm)
 	hs.waitGone(t, ns, vm.Name)
-	if _, ok := hs.Sim.Guest(777); !ok {
+	if _, ok := hs.Sim.Guest(vmid); !ok {
 		t.Error("an Observe-only resource deleted its VM")
 	}
 }
