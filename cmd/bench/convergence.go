@@ -54,7 +54,7 @@ func convergence(ctx context.Context, s settings, vms, passwordFrom, intervals i
 		return err
 	}
 	defer w.stop()
-	p, err := w.startProvider()
+	p, err := w.startProvider(ctx)
 	if err != nil {
 		return err
 	}

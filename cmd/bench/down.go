@@ -47,7 +47,7 @@ func down(ctx context.Context, s settings, n int, after time.Duration) error {
 		return err
 	}
 	defer w.stop()
-	p, err := w.startProvider()
+	p, err := w.startProvider(ctx)
 	if err != nil {
 		return err
 	}
@@ -58,7 +58,7 @@ func down(ctx context.Context, s settings, n int, after time.Duration) error {
 	if err := w.namespace(ctx, benchNS); err != nil {
 		return err
 	}
-	if err := w.tokenConnection(ctx, benchConn, benchNS, "root@pam!down", "down-secret-1"); err != nil {
+	if err := w.tokenConnection(ctx, benchNS, "root@pam!down", "down-secret-1"); err != nil {
 		return err
 	}
 	fmt.Printf("down connection: %d VirtualMachines, then every request to the endpoint hangs past the client's 30 s timeout; default log level; %s\n", n, s)

@@ -136,9 +136,9 @@ type process struct {
 	done    chan struct{}
 }
 
-// startProvider runs the provider binary with the world's settings and
-// extra flags; its output goes to a file in the run's directory.
-func (w *world) startProvider(extra ...string) (*process, error) {
+// startProvider runs the provider binary with the world's settings; its
+// output goes to a file in the run's directory.
+func (w *world) startProvider(ctx context.Context) (*process, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -147,11 +147,9 @@ func (w *world) startProvider(extra ...string) (*process, error) {
 	if p.log, err = os.CreateTemp(w.dir, "provider-*.log"); err != nil {
 		return nil, err
 	}
-	args := append([]string{
-		"--poll=" + w.set.poll.String(), "--max-reconcile-rate=" + strconv.Itoa(w.set.rate),
-		"--metrics-bind-address=" + p.metrics, "--health-probe-bind-address=",
-	}, extra...)
-	p.cmd = exec.Command(w.binary, args...)
+	p.cmd = exec.CommandContext(ctx, w.binary, //nolint:gosec // the provider this program just built, with its own flags
+		"--poll="+w.set.poll.String(), "--max-reconcile-rate="+strconv.Itoa(w.set.rate),
+		"--metrics-bind-address="+p.metrics, "--health-probe-bind-address=")
 	p.cmd.Env = append(os.Environ(), "KUBECONFIG="+w.kubeconfig)
 	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
 	if err := p.cmd.Start(); err != nil {
@@ -297,7 +295,8 @@ func (w *world) namespace(ctx context.Context, name string) error {
 
 // tokenConnection creates a connection whose token secret lives in a
 // Secret, and waits until it is Ready.
-func (w *world) tokenConnection(ctx context.Context, name, ns, tokenID, secret string) error {
+func (w *world) tokenConnection(ctx context.Context, ns, tokenID, secret string) error {
+	name := benchConn
 	w.sim.AddToken(tokenID, secret)
 	if err := w.kube.Create(ctx, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name + "-token"},
@@ -337,7 +336,7 @@ func (w *world) connection(ctx context.Context, pc *v1alpha1.ProxmoxConnection) 
 // poll calls cond every 500 ms until it holds or timeout passes.
 func poll(ctx context.Context, timeout time.Duration, what string, cond func() (bool, string)) error {
 	deadline := time.Now().Add(timeout)
-	last := ""
+	var last string
 	for {
 		ok, state := cond()
 		if ok {

@@ -86,30 +86,37 @@ func main() {
 	ctrl.SetLogger(logr.Discard())
 	klog.SetLogger(logr.Discard())
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer cancel()
-
-	programs := map[string]func() error{
+	code := runPrograms(flag.Args(), map[string]func() error{
 		"convergence": func() error { return convergence(ctx, s, vms, min(pwFrom, vms), steady) },
 		"memory":      func() error { return memory(ctx, s, managed, secrets, crds) },
 		"rotation":    func() error { return rotation(ctx, s, rotVMs) },
 		"soak":        func() error { return soak(ctx, s, cycles, kills, seed) },
 		"down":        func() error { return down(ctx, s, downVMs, downLong) },
+	})
+	cancel()
+	os.Exit(code)
+}
+
+// runPrograms runs the named programs in order and returns the exit code:
+// 2 for an unknown name, 1 when one failed.
+func runPrograms(names []string, programs map[string]func() error) int {
+	if len(names) == 0 {
+		flag.Usage()
+		return 2
 	}
-	failed := false
-	for _, name := range flag.Args() {
+	code := 0
+	for _, name := range names {
 		run, ok := programs[name]
 		if !ok {
 			flag.Usage()
-			os.Exit(2)
+			return 2
 		}
 		started := time.Now()
 		if err := run(); err != nil {
 			fmt.Fprintf(os.Stderr, "bench %s: FAIL: %v\n", name, err)
-			failed = true
+			code = 1
 		}
 		fmt.Printf("bench %s finished in %s\n\n", name, time.Since(started).Round(time.Second))
 	}
-	if failed {
-		os.Exit(1)
-	}
+	return code
 }

@@ -53,7 +53,7 @@ func memory(ctx context.Context, s settings, managed, secrets, crds int) error {
 		return err
 	}
 	defer w.stop()
-	p, err := w.startProvider()
+	p, err := w.startProvider(ctx)
 	if err != nil {
 		return err
 	}
@@ -64,7 +64,7 @@ func memory(ctx context.Context, s settings, managed, secrets, crds int) error {
 	if err := w.namespace(ctx, benchNS); err != nil {
 		return err
 	}
-	if err := w.tokenConnection(ctx, benchConn, benchNS, "root@pam!bench", "bench-token-1"); err != nil {
+	if err := w.tokenConnection(ctx, benchNS, "root@pam!bench", "bench-token-1"); err != nil {
 		return err
 	}
 	fmt.Printf("memory: %d VirtualMachines, then %d Secrets of %d KiB in %d other namespaces, then %d unrelated CRDs (~%d KiB schema each); %s\n",
@@ -90,8 +90,8 @@ func memory(ctx context.Context, s settings, managed, secrets, crds int) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("  + %d Secrets:                 %s (RSS %+.1f MiB, %d bytes per Secret)\n", secrets, withSecrets,
-		float64(int64(withSecrets.rss)-int64(base.rss))/(1<<20), perItem(withSecrets.rss, base.rss, secrets))
+	fmt.Printf("  + %d Secrets:                 %s (RSS %+.1f MiB, %.0f bytes per Secret)\n", secrets, withSecrets,
+		mibDelta(withSecrets.rss, base.rss), perItem(withSecrets.rss, base.rss, secrets))
 
 	for i := range crds {
 		if err := w.kube.Create(ctx, unrelatedCRD(i)); err != nil {
@@ -103,7 +103,7 @@ func memory(ctx context.Context, s settings, managed, secrets, crds int) error {
 		return err
 	}
 	fmt.Printf("  + %d CRDs:                     %s (RSS %+.1f MiB)\n", crds, withCRDs,
-		float64(int64(withCRDs.rss)-int64(withSecrets.rss))/(1<<20))
+		mibDelta(withCRDs.rss, withSecrets.rss))
 	fmt.Printf("  goal: RSS below 87 MiB and flat in the number of Secrets\n")
 	ready, all, err := w.vmStates(ctx, benchNS)
 	if err != nil {
@@ -115,12 +115,14 @@ func memory(ctx context.Context, s settings, managed, secrets, crds int) error {
 	return nil
 }
 
-func perItem(after, before uint64, n int) int64 {
+func perItem(after, before uint64, n int) float64 {
 	if n == 0 {
 		return 0
 	}
-	return (int64(after) - int64(before)) / int64(n)
+	return (float64(after) - float64(before)) / float64(n)
 }
+
+func mibDelta(after, before uint64) float64 { return (float64(after) - float64(before)) / (1 << 20) }
 
 // memSample is the provider's memory at one moment.
 type memSample struct{ rss, hwm, heap uint64 }
@@ -159,7 +161,7 @@ func settle(ctx context.Context, p *process) (memSample, error) {
 		if err != nil {
 			return memSample{}, err
 		}
-		if d := int64(cur.rss) - int64(prev.rss); d < 1<<20 && d > -(1<<20) {
+		if d := mibDelta(cur.rss, prev.rss); d < 1 && d > -1 {
 			return cur, nil
 		}
 		prev = cur

@@ -50,7 +50,7 @@ func rotation(ctx context.Context, s settings, n int) error {
 		return err
 	}
 	defer w.stop()
-	p, err := w.startProvider()
+	p, err := w.startProvider(ctx)
 	if err != nil {
 		return err
 	}
@@ -61,7 +61,7 @@ func rotation(ctx context.Context, s settings, n int) error {
 	if err := w.namespace(ctx, benchNS); err != nil {
 		return err
 	}
-	if err := w.tokenConnection(ctx, benchConn, benchNS, rotTokenID, rotOld); err != nil {
+	if err := w.tokenConnection(ctx, benchNS, rotTokenID, rotOld); err != nil {
 		return err
 	}
 	fmt.Printf("rotation: %d VirtualMachines on one connection whose token lives in a Secret; %s\n", n, s)

@@ -69,12 +69,12 @@ func soak(ctx context.Context, s settings, cycles, kills int, seed int64) error 
 	if err := w.namespace(ctx, soakNS); err != nil {
 		return err
 	}
-	pr := &restarter{w: w}
+	pr := &restarter{ctx: ctx, w: w}
 	if err := pr.start(); err != nil {
 		return err
 	}
 	defer pr.stop()
-	if err := w.tokenConnection(ctx, benchConn, soakNS, "root@pam!soak", "soak-secret-1"); err != nil {
+	if err := w.tokenConnection(ctx, soakNS, "root@pam!soak", "soak-secret-1"); err != nil {
 		return err
 	}
 	fmt.Printf("soak: seed %d; %d create/update/delete cycles (%d at once, every %dth keeps its VM), %d provider SIGKILLs; faults: 10%% of requests 5xx, 5%% delayed %s, 5%% of tasks fail; %s\n",
@@ -236,13 +236,14 @@ func (w *world) setCores(ctx context.Context, key types.NamespacedName, cores in
 // restarter keeps one provider process running, killing and restarting it
 // on request.
 type restarter struct {
-	w  *world
-	mu sync.Mutex
-	p  *process
+	ctx context.Context //nolint:containedctx // the run's context, for every restart
+	w   *world
+	mu  sync.Mutex
+	p   *process
 }
 
 func (r *restarter) start() error {
-	p, err := r.w.startProvider()
+	p, err := r.w.startProvider(r.ctx)
 	if err != nil {
 		return err
 	}

@@ -281,4 +281,3 @@ func registerMetrics(c prometheus.Collector) error {
 	}
 	return err
 }
-
