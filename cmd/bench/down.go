@@ -42,22 +42,11 @@ const (
 // log lines, reconciles and requests reaching Proxmox VE per second over
 // the first minute and over a minute starting at after.
 func down(ctx context.Context, s settings, n int, after time.Duration) error {
-	w, err := newWorld(s)
+	w, p, err := openWorld(ctx, s)
 	if err != nil {
 		return err
 	}
 	defer w.stop()
-	p, err := w.startProvider(ctx)
-	if err != nil {
-		return err
-	}
-	defer p.kill()
-	if err := w.seedTemplates(); err != nil {
-		return err
-	}
-	if err := w.namespace(ctx, benchNS); err != nil {
-		return err
-	}
 	if err := w.tokenConnection(ctx, benchNS, "root@pam!down", "down-secret-1"); err != nil {
 		return err
 	}

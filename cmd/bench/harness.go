@@ -89,6 +89,28 @@ type world struct {
 	dir        string
 	binary     string
 	kubeconfig string
+	procs      []*process
+}
+
+// openWorld starts a world and its provider, seeds the templates on every
+// node and creates the bench namespace; stop tears it all down.
+func openWorld(ctx context.Context, s settings) (*world, *process, error) {
+	w, err := newWorld(s)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := w.startProvider(ctx)
+	if err == nil {
+		err = w.seedTemplates()
+	}
+	if err == nil {
+		err = w.namespace(ctx, benchNS)
+	}
+	if err != nil {
+		w.stop()
+		return nil, nil, err
+	}
+	return w, p, nil
 }
 
 // newWorld starts the control plane and the simulator and builds the
@@ -119,6 +141,9 @@ func newWorld(s settings) (*world, error) {
 }
 
 func (w *world) stop() {
+	for _, p := range w.procs {
+		p.kill()
+	}
 	if w.sim != nil {
 		w.sim.Close()
 	}
@@ -156,6 +181,7 @@ func (w *world) startProvider(ctx context.Context) (*process, error) {
 		return nil, errors.Wrap(err, "cannot start the provider")
 	}
 	go func() { _ = p.cmd.Wait(); close(p.done) }()
+	w.procs = append(w.procs, p)
 	return p, nil
 }
 

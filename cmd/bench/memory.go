@@ -48,22 +48,11 @@ const (
 // metadata cluster-wide), then with many unrelated CRDs (the start-up gate
 // watches CRDs).
 func memory(ctx context.Context, s settings, managed, secrets, crds int) error {
-	w, err := newWorld(s)
+	w, p, err := openWorld(ctx, s)
 	if err != nil {
 		return err
 	}
 	defer w.stop()
-	p, err := w.startProvider(ctx)
-	if err != nil {
-		return err
-	}
-	defer p.kill()
-	if err := w.seedTemplates(); err != nil {
-		return err
-	}
-	if err := w.namespace(ctx, benchNS); err != nil {
-		return err
-	}
 	if err := w.tokenConnection(ctx, benchNS, "root@pam!bench", "bench-token-1"); err != nil {
 		return err
 	}

@@ -45,22 +45,11 @@ const (
 // the old one is still sent once the connection has reconciled.
 func rotation(ctx context.Context, s settings, n int) error {
 	s.logRequests = true
-	w, err := newWorld(s)
+	w, _, err := openWorld(ctx, s)
 	if err != nil {
 		return err
 	}
 	defer w.stop()
-	p, err := w.startProvider(ctx)
-	if err != nil {
-		return err
-	}
-	defer p.kill()
-	if err := w.seedTemplates(); err != nil {
-		return err
-	}
-	if err := w.namespace(ctx, benchNS); err != nil {
-		return err
-	}
 	if err := w.tokenConnection(ctx, benchNS, rotTokenID, rotOld); err != nil {
 		return err
 	}
