@@ -30,6 +30,8 @@ type Cache struct {
 type cacheEntry struct {
 	client      *Client
 	fingerprint string
+	// failure says why there is no client (Fail); "" otherwise.
+	failure string
 }
 
 // A CacheOption configures a Cache.
@@ -73,11 +75,12 @@ func (c *Cache) Store(connection, fingerprint string, cl *Client) {
 	c.mu.Lock()
 	old, had := c.entries[connection]
 	c.entries[connection] = cacheEntry{client: cl, fingerprint: fingerprint}
-	changed := !had || old.fingerprint != fingerprint
-	if changed {
+	// A client after none (first Store, or after Fail) or from another
+	// fingerprint is news to subscribers; replacing a client is a rebuild.
+	if !had || old.client == nil || old.fingerprint != fingerprint {
 		c.notifyLocked(connection)
 	}
-	if had && changed {
+	if had && old.client != nil && old.fingerprint != fingerprint {
 		c.metrics.CountClientRebuild(connection)
 	}
 	c.mu.Unlock()
@@ -100,16 +103,37 @@ func (c *Cache) Remove(connection string) {
 	}
 }
 
+// Fail retires the client of connection like Remove, and remembers why the
+// connection has none: Get's error then says so, and the resources using
+// the connection report the connection's own failure. reason must hold no
+// credential. Subscribers hear of it when the reason changed.
+func (c *Cache) Fail(connection, reason string) {
+	c.mu.Lock()
+	old, had := c.entries[connection]
+	c.entries[connection] = cacheEntry{failure: reason}
+	if !had || old.client != nil || old.failure != reason {
+		c.notifyLocked(connection)
+	}
+	c.mu.Unlock()
+	if had && old.client != nil {
+		old.client.Retire()
+	}
+}
+
 // Get returns the current client of connection, or an error wrapping
-// ErrNotReady.
+// ErrNotReady that carries the connection's failure when Fail recorded one.
 func (c *Cache) Get(connection string) (*Client, error) {
 	c.mu.Lock()
 	e, ok := c.entries[connection]
 	c.mu.Unlock()
-	if !ok || e.client == nil {
+	switch {
+	case ok && e.client != nil:
+		return e.client, nil
+	case ok && e.failure != "":
+		return nil, errors.Wrapf(ErrNotReady, "connection %q: %s", connection, e.failure)
+	default:
 		return nil, errors.Wrapf(ErrNotReady, "connection %q", connection)
 	}
-	return e.client, nil
 }
 
 // Fingerprint returns what the current client of connection was built from,

@@ -627,3 +627,40 @@ func TestSimFence(t *testing.T) {
 		}
 	}
 }
+
+// Fail retires the client and makes Get say why the connection has none;
+// subscribers hear of a new reason once, and of the client coming back.
+func TestSimCacheFail(t *testing.T) {
+	srv := startSim(t, pvesim.Options{})
+	cache := NewCache()
+	events := cache.Subscribe()
+	cl, _ := simClient(t, srv, useToken)
+	cache.Store("lab", "gen1", cl)
+	expectEvent(t, events, "lab")
+
+	cache.Fail("lab", "cannot read Proxmox VE version: timeout")
+	expectEvent(t, events, "lab")
+	if !cl.Retired() {
+		t.Error("Fail did not retire the client")
+	}
+	_, err := cache.Get("lab")
+	if !errors.Is(err, ErrNotReady) || !strings.Contains(err.Error(), "cannot read Proxmox VE version: timeout") {
+		t.Errorf("Get after Fail = %v, want ErrNotReady with the reason", err)
+	}
+	cache.Fail("lab", "cannot read Proxmox VE version: timeout")
+	select {
+	case ev := <-events:
+		t.Errorf("unexpected event for an unchanged failure: %v", ev.Object.GetName())
+	default:
+	}
+	if fp := cache.Fingerprint("lab"); fp != "" {
+		t.Errorf("Fingerprint after Fail = %q, want none", fp)
+	}
+
+	again, _ := simClient(t, srv, useToken)
+	cache.Store("lab", "gen1", again)
+	expectEvent(t, events, "lab")
+	if got, err := cache.Get("lab"); err != nil || got != again {
+		t.Errorf("Get after the client came back = %p, %v", got, err)
+	}
+}

@@ -207,7 +207,7 @@ func (r *Reconciler) verify(ctx context.Context, log logging.Logger, pc *v1alpha
 	creds, observed, err := r.resolveCredentials(ctx, pc.Spec)
 	pc.Status.ObservedSecrets = observed
 	if err != nil {
-		r.clients.Remove(pc.GetName())
+		r.clients.Fail(pc.GetName(), err.Error())
 		pc.Status.SetConditions(notReady(pc, reasonOf(err), err.Error()))
 		log.Debug("Cannot resolve credentials", "error", err)
 		return reconcile.Result{RequeueAfter: r.retryAfter()}
@@ -216,7 +216,7 @@ func (r *Reconciler) verify(ctx context.Context, log logging.Logger, pc *v1alpha
 	fp := fingerprint(pc.GetGeneration(), observed)
 	cl, fresh, err := r.clientFor(pc, creds, fp)
 	if err != nil {
-		r.clients.Remove(pc.GetName())
+		r.clients.Fail(pc.GetName(), creds.redact(err.Error()))
 		pc.Status.SetConditions(notReady(pc, configReason(pc.Spec), creds.redact(err.Error())))
 		log.Debug("Cannot build Proxmox VE client", "error", creds.redact(err.Error()))
 		return reconcile.Result{RequeueAfter: r.retryAfter()}
@@ -229,8 +229,8 @@ func (r *Reconciler) verify(ctx context.Context, log logging.Logger, pc *v1alpha
 		}
 		// A client that no longer authenticates must not keep serving
 		// managed resources: retire it together with its old credential.
-		r.clients.Remove(pc.GetName())
 		msg := creds.redact(err.Error())
+		r.clients.Fail(pc.GetName(), msg)
 		pc.Status.SetConditions(notReady(pc, failureReason(err), msg))
 		log.Debug("Cannot verify Proxmox VE credentials", "error", msg)
 		return reconcile.Result{RequeueAfter: r.retryAfter()}

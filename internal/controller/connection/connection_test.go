@@ -275,8 +275,11 @@ func TestWrongPassword(t *testing.T) {
 	if msg := got.Status.GetCondition(xpv2.TypeReady).Message; strings.Contains(msg, "wrong-pw-a9d2") {
 		t.Errorf("Ready message contains the password: %q", msg)
 	}
-	if _, err := hs.Provider.Clients.Get(pc.Name); !errors.Is(err, pve.ErrNotReady) {
-		t.Errorf("client cache Get = %v, want ErrNotReady for a rejected credential", err)
+	// The resources using the connection hear why it has no client: the
+	// cache's error carries the connection's own message.
+	msg := got.Status.GetCondition(xpv2.TypeReady).Message
+	if _, err := hs.Provider.Clients.Get(pc.Name); !errors.Is(err, pve.ErrNotReady) || !strings.Contains(err.Error(), msg) {
+		t.Errorf("client cache Get = %v, want ErrNotReady carrying %q", err, msg)
 	}
 }
 

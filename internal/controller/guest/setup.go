@@ -80,8 +80,9 @@ func PollIntervalOf(o controller.Options) time.Duration {
 // asked to create anything (WithDeterministicExternalName), absence is
 // confirmed by Observe itself (no creation grace period), resources with a
 // task under way are polled within seconds, resources of a connection whose
-// client was replaced are re-observed at once, and the kind's state metrics
-// are published.
+// client was replaced are re-observed at once, those of a connection that is
+// down wait for it once they report it (dependents.Gate), and the kind's
+// state metrics are published.
 func SetupManaged[T resource.Managed](mgr ctrl.Manager, o controller.Options, clients *pve.Cache, recorder event.Recorder, k ManagedKind[T]) error {
 	name := ControllerName(k.GVK)
 	opts := []managed.ReconcilerOption{
@@ -115,7 +116,11 @@ func SetupManaged[T resource.Managed](mgr ctrl.Manager, o controller.Options, cl
 	if err := mrstate.Setup(mgr, o, k.List); err != nil {
 		return err
 	}
-	return b.Complete(ratelimiter.NewReconciler(name, errors.WithSilentRequeueOnConflict(r), o.GlobalRateLimiter))
+	// The gate comes first: a resource waiting for its connection takes no
+	// token from the global rate limiter.
+	limited := ratelimiter.NewReconciler(name, errors.WithSilentRequeueOnConflict(r), o.GlobalRateLimiter)
+	newManaged := func() resource.Managed { return k.Object.DeepCopyObject().(resource.Managed) } //nolint:forcetypeassert // a copy of a T, which is a resource.Managed
+	return b.Complete(dependents.Gate(limited, mgr.GetClient(), clients, newManaged, PollIntervalOf(o)))
 }
 
 func pollSoonOrNever(soon func(mg resource.Managed) bool) func(mg resource.Managed) bool {
