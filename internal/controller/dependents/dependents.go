@@ -18,6 +18,10 @@ limitations under the License.
 // the ProxmoxConnection they use is replaced (a rotated credential, a
 // connection that became Ready), instead of waiting for their poll interval.
 //
+// Gate holds back the resources of a connection that has no client once
+// they report it, so a connection that is down costs neither requests nor
+// status writes per resource and backoff.
+//
 // A managed-resource controller calls Watch in its Setup:
 //
 //	b := ctrl.NewControllerManagedBy(mgr).Named(name).For(&v1alpha1.VirtualMachine{}, ...)
