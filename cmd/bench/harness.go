@@ -55,13 +55,15 @@ type settings struct {
 	create, start time.Duration
 	lag           time.Duration
 	nodes         int
+	// concurrent is the connections' maxConcurrentRequests; 0 keeps the default.
+	concurrent int32
 	// logRequests makes the simulator keep its request log (rotation).
 	logRequests bool
 }
 
 func (s settings) String() string {
-	return fmt.Sprintf("--poll=%s --max-reconcile-rate=%d; simulator: %d nodes, tasks qmclone %s-%s, qmcreate %s, qmstart %s, /cluster/resources lag %s",
-		s.poll, s.rate, s.nodes, s.cloneMin, s.cloneMax, s.create, s.start, s.lag)
+	return fmt.Sprintf("--poll=%s --max-reconcile-rate=%d; connection maxConcurrentRequests %d (0: default 4); simulator: %d nodes, tasks qmclone %s-%s, qmcreate %s, qmstart %s, /cluster/resources lag %s",
+		s.poll, s.rate, s.concurrent, s.nodes, s.cloneMin, s.cloneMax, s.create, s.start, s.lag)
 }
 
 func (s settings) simOptions() pvesim.Options {
@@ -332,7 +334,8 @@ func (w *world) tokenConnection(ctx context.Context, ns, tokenID, secret string)
 	}
 	return w.connection(ctx, &v1alpha1.ProxmoxConnection{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: v1alpha1.ProxmoxConnectionSpec{
 		Endpoint: w.sim.URL(), CABundle: string(w.sim.CAPEM()), TokenID: tokenID,
-		SecretFrom: &v1alpha1.SecretKeySelector{Namespace: ns, Name: name + "-token", Key: "token"},
+		SecretFrom:            &v1alpha1.SecretKeySelector{Namespace: ns, Name: name + "-token", Key: "token"},
+		MaxConcurrentRequests: w.set.concurrent,
 	}})
 }
 
@@ -342,6 +345,7 @@ func (w *world) passwordConnection(ctx context.Context, name, user, password str
 	w.sim.AddUser(user, password)
 	return w.connection(ctx, &v1alpha1.ProxmoxConnection{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: v1alpha1.ProxmoxConnectionSpec{
 		Endpoint: w.sim.URL(), CABundle: string(w.sim.CAPEM()), Username: user, Password: password,
+		MaxConcurrentRequests: w.set.concurrent,
 	}})
 }
 

@@ -66,6 +66,7 @@ func main() {
 	flag.DurationVar(&s.start, "start", time.Second, "simulated qmstart task")
 	flag.DurationVar(&s.lag, "resources-lag", 5*time.Second, "how far /cluster/resources lags (pvestatd's cycle is 10 s)")
 	flag.IntVar(&s.nodes, "nodes", 3, "simulated cluster nodes")
+	concurrent := flag.Int("max-concurrent-requests", 0, "the connections' maxConcurrentRequests (0: the default, 4)")
 	flag.IntVar(&vms, "vms", 1000, "convergence: VirtualMachines")
 	flag.IntVar(&pwFrom, "password-from", 10, "convergence: how many of the VMs set a cloud-init passwordFrom")
 	flag.IntVar(&steady, "steady-intervals", 2, "convergence: poll intervals of steady state measured afterwards (0 skips)")
@@ -83,6 +84,7 @@ func main() {
 		flag.PrintDefaults()
 	}
 	flag.Parse()
+	s.concurrent = int32(*concurrent) //nolint:gosec // a small count from the command line
 	ctrl.SetLogger(logr.Discard())
 	klog.SetLogger(logr.Discard())
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
