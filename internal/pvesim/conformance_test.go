@@ -76,6 +76,13 @@ func wantTaskFailure(t *testing.T, c *proxmox.Client, task *proxmox.Task, wantMs
 	if tfe.ExitStatus != wantMsg {
 		t.Fatalf("exit status %q, want %q", tfe.ExitStatus, wantMsg)
 	}
+	log, err := task.Log(testCtx(t), 0, 500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := log[len(log)-1]; last != "TASK ERROR: "+wantMsg {
+		t.Fatalf("last log line %q, want the exit status after \"TASK ERROR: \"", last)
+	}
 }
 
 func TestCreateReservesVMIDAndLocksUntilDisksExist(t *testing.T) {
@@ -137,17 +144,39 @@ func TestCreateReservesVMIDAndLocksUntilDisksExist(t *testing.T) {
 	}
 }
 
+// A create whose worker fails (create_disks finds no ISO) ends as qemu-server's worker
+// dies, "unable to create VM N - <error>", and removes the config it reserved.
 func TestFailedCreateRemovesConfig(t *testing.T) {
 	sim := startSim(t, pvesim.Options{})
 	c := tokenClient(t, sim)
 	task, err := nodeOf(t, c, "pve").NewVirtualMachine(testCtx(t), 150,
-		proxmox.VirtualMachineOption{Name: "scsi0", Value: "local:8"})
+		proxmox.VirtualMachineOption{Name: "scsi0", Value: "local-lvm:8"},
+		proxmox.VirtualMachineOption{Name: "ide2", Value: "local:iso/missing.iso,media=cdrom"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantTaskFailure(t, c, task, "storage 'local' does not support content-type 'images'")
+	wantTaskFailure(t, c, task, "unable to create VM 150 - volume local:iso/missing.iso does not exist")
 	if _, ok := sim.Guest(150); ok {
 		t.Fatal("a failed create must remove its config")
+	}
+}
+
+// check_storage_access refuses a new disk on a storage that is missing or holds no
+// images before forking: an HTTP 500, no task, no config.
+func TestCreateChecksDiskStoragesBeforeForking(t *testing.T) {
+	sim := startSim(t, pvesim.Options{})
+	c := tokenClient(t, sim)
+	for value, want := range map[string]string{
+		"local:8":   "storage 'local' does not support vm images",
+		"nowhere:8": "storage 'nowhere' does not exist",
+	} {
+		_, err := nodeOf(t, c, "pve").NewVirtualMachine(testCtx(t), 151, proxmox.VirtualMachineOption{Name: "scsi0", Value: value})
+		if ae := apiErr(t, err); ae.Status != "500 "+want || ae.Message != want {
+			t.Errorf("scsi0=%s: %v, want 500 %q", value, err, want)
+		}
+		if _, ok := sim.Guest(151); ok {
+			t.Fatalf("scsi0=%s: a refused create must leave no config", value)
+		}
 	}
 }
 

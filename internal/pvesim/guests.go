@@ -44,10 +44,19 @@ func (s *Server) allocDrive(g *guest, key, value string) (string, error) {
 	}
 	if ok {
 		if _, _, found := s.findVolume(g.Node, vol); !found {
-			return "", errParam(key, fmt.Sprintf("volume '%s' does not exist", vol))
+			return "", missingVolume(g, key, vol)
 		}
 	}
 	return value, nil
+}
+
+// missingVolume is the refusal of a drive naming a volume that does not exist: qemu-server's
+// create_disks dies "volume <volid> does not exist" (volume_size_info found nothing).
+func missingVolume(g *guest, key, vol string) error {
+	if g.Kind == KindQemu {
+		return errInternal("volume %s does not exist", vol)
+	}
+	return errParam(key, fmt.Sprintf("volume '%s' does not exist", vol))
 }
 
 func (s *Server) allocNewDrive(g *guest, stID, sizeGiB string, opts map[string]string, content string) (string, error) {

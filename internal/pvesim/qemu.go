@@ -488,20 +488,48 @@ func handleQemuCreate(s *Server, r *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := s.checkNewDiskStorages(node, ch.set); err != nil {
+		return nil, err
+	}
 	g := newGuest(KindQemu, node, vmid)
 	g.Config["lock"] = "create"
 	g.Pool = r.str("pool")
 	s.addGuest(g, false)
 	start := r.bool("start")
 	return s.startTask(r, taskDef{Type: "qmcreate", ID: strconv.Itoa(vmid), Node: node,
-		Finish: func(t *task) error { return s.finishCreate(g, ch, start, t) },
+		Finish: func(t *task) error {
+			return dieWith(fmt.Sprintf("unable to create VM %d -", vmid), s.finishCreate(g, ch, start, t))
+		},
 		OnFail: func() { s.discardGuest(g) },
 	}), nil
 }
 
+// checkNewDiskStorages is the storage part of qemu-server's check_storage_access, run
+// before forking: a new disk ("local-lvm:32") needs a storage that exists and holds images.
+func (s *Server) checkNewDiskStorages(node string, set map[string]string) error {
+	for _, k := range sortedKeys(set) {
+		if !isQemuDiskKey(k) || isCDROM(set[k]) {
+			continue
+		}
+		vol, _ := driveVolume(set[k])
+		m := reAllocSyntax.FindStringSubmatch(vol)
+		if m == nil {
+			continue
+		}
+		st, ok := s.st.storage(node, m[1])
+		if !ok {
+			return errInternal("storage '%s' does not exist", m[1])
+		}
+		if !st.supports("images") {
+			return errInternal("storage '%s' does not support vm images", m[1])
+		}
+	}
+	return nil
+}
+
 func (s *Server) finishCreate(g *guest, ch configChange, start bool, t *task) error {
 	if s.st.guests[g.VMID] != g {
-		return errInternal("unable to create VM %d - config file vanished", g.VMID)
+		return errInternal("config file vanished")
 	}
 	set, err := s.prepareValues(g, ch.set)
 	if err != nil {

@@ -44,7 +44,7 @@ func handleQemuClone(s *Server, r *request) (any, error) {
 			created = g
 			return err
 		},
-		Finish: func(t *task) error { return s.finishClone(src, created, o, t) },
+		Finish: func(t *task) error { return dieWith("clone failed:", s.finishClone(src, created, o, t)) },
 		OnFail: func() {
 			if created != nil {
 				s.discardGuest(created)

@@ -142,7 +142,7 @@ func (s *Server) listen() error {
 			return s.cert.Load(), nil
 		},
 	}
-	s.ln = tls.NewListener(ln, tlsCfg)
+	s.ln = reasonListener{tls.NewListener(ln, tlsCfg)}
 	s.hs = &http.Server{Handler: s, ReadHeaderTimeout: 30 * time.Second, ErrorLog: discardLogger()}
 	s.baseURL = "https://" + hostForURL(ln.Addr().String())
 	go func() { _ = s.hs.Serve(s.ln) }()

@@ -160,7 +160,7 @@ func (s *Server) endTask(t *task, err error) {
 		t.ExitStatus = warnings.Error()
 		t.logf("TASK %s", t.ExitStatus)
 	case err != nil:
-		msg := strings.TrimSuffix(err.Error(), "\n")
+		msg := workerErrorLine(err)
 		if t.onFail != nil {
 			t.onFail()
 		}
