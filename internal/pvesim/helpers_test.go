@@ -72,9 +72,9 @@ type rawResponse struct {
 	Status int
 	// StatusLine is the code and reason phrase ("500 VM is locked (clone)").
 	StatusLine string
-	Header http.Header
-	Body   map[string]json.RawMessage
-	Text   string
+	Header     http.Header
+	Body       map[string]json.RawMessage
+	Text       string
 }
 
 func (r rawResponse) message() string {
