@@ -35,7 +35,7 @@ func (e *external) Create(ctx context.Context, cr *v1alpha1.VirtualMachine) (man
 	if err != nil {
 		return managed.ExternalCreation{}, err
 	}
-	if underway, err := guest.CheckPreviousCreate(ctx, e.cl, cr); err != nil || underway {
+	if underway, err := guest.CheckPreviousCreate(ctx, e.cl, cr, want.secrets()...); err != nil || underway {
 		return managed.ExternalCreation{}, err
 	}
 	err = e.identity().CreateAt(ctx, cr, func(vmid int) (string, error) { return e.startCreate(ctx, cr, want, vmid) })

@@ -60,6 +60,14 @@ type desired struct {
 	AllowReboot     bool
 }
 
+// secrets are the values of the spec that no message may carry.
+func (d desired) secrets() []string {
+	if d.Password == nil {
+		return nil
+	}
+	return []string{d.Password.Value}
+}
+
 // desiredFrom reads the spec (and the passwordFrom Secret, straight from the
 // API server: Secrets are never cached) into what the controller compares.
 func desiredFrom(ctx context.Context, kube client.Reader, cr *v1alpha1.VirtualMachine) (desired, error) {

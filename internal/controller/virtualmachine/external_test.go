@@ -756,3 +756,28 @@ func TestStartReadsStatusOnce(t *testing.T) {
 		t.Errorf("starts = %d, want 1", n)
 	}
 }
+
+// A create task that fails is reported with PVE's whole reason, in the
+// error (the Synced condition) and in status.lastTask, not only its first
+// sentence.
+func TestFailedCreateTaskSaysWhy(t *testing.T) {
+	f := newFixture(t, pvesim.Options{})
+	cr := &v1alpha1.VirtualMachine{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "huge", UID: "uid-huge", Generation: 1},
+		Spec: v1alpha1.VirtualMachineSpec{Name: "huge", NodeName: testNode, ResourceSpec: v1alpha1.ResourceSpec{ManagementPolicies: xpv2.ManagementPolicies{xpv2.ManagementActionAll}}, VMSpec: &v1alpha1.VirtualMachineScratchSpec{
+			VirtualMachineHardware: v1alpha1.VirtualMachineHardware{Cores: 1, Socket: 1, Memory: 512,
+				Disk: []v1alpha1.VirtualMachineDisk{{Storage: "local-lvm", Size: 1 << 20, Device: "scsi0"}}},
+		}},
+	}
+	f.store(t, cr, true)
+	ctx := context.Background()
+	if _, err := f.external().Create(ctx, cr); err != nil {
+		t.Fatalf("first Create: %v", err)
+	}
+	vmid := meta.GetExternalName(cr)
+	_, err := f.external().Create(ctx, cr)
+	want := "Proxmox VE task qmcreate failed: unable to create VM " + vmid + " - not enough free space on storage 'local-lvm'"
+	if err == nil || err.Error() != want {
+		t.Fatalf("second Create: %v, want %q", err, want)
+	}
+}
