@@ -14,6 +14,7 @@ func routeTables() []func(*router) {
 		registerStorageRoutes,
 		registerPoolRoutes,
 		registerCertRoutes,
+		registerNetworkRoutes,
 	}
 }
 

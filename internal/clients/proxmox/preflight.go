@@ -1,0 +1,164 @@
+package proxmox
+
+import (
+	"context"
+	"encoding/json"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+)
+
+// Placement is what a guest about to be created needs to exist on its node;
+// PVE would otherwise refuse the create, or fail its task (a missing ISO)
+// or the first start (a missing bridge), only after a VMID was taken.
+type Placement struct {
+	Node string
+	// DiskStorages must exist on Node and hold VM disks (content images).
+	DiskStorages []string
+	// Volumes (e.g. "local:iso/debian.iso") must exist on Node.
+	Volumes []string
+	// Bridges must exist on Node, as a Linux or OVS bridge or an SDN VNet.
+	Bridges []string
+}
+
+// ErrPlacement marks a Placement that PVE cannot satisfy: the user's spec
+// names something that does not exist.
+var ErrPlacement = errors.New("cannot create in Proxmox VE")
+
+// CheckPlacement checks p before anything is created, so a spec naming a
+// node, storage, volume or bridge that does not exist is refused in seconds
+// with what does exist. A check whose read fails (a token without
+// Sys.Audit, say) is skipped: PVE decides then. It costs one request for
+// the node list, one for the node's storages when disks or volumes are
+// named, one per storage holding a named volume, and one for the node's
+// bridges when bridges are named.
+func (c *Client) CheckPlacement(ctx context.Context, p Placement) error {
+	nodes, err := c.preflightNames(ctx, "/nodes", "node", nil)
+	if err == nil && !slices.Contains(nodes, p.Node) {
+		return placementError("node %q is not in the Proxmox VE cluster (nodes: %s)", p.Node, listed(nodes))
+	}
+	if err := c.checkStorages(ctx, p); err != nil {
+		return err
+	}
+	return c.checkBridges(ctx, p.Node, p.Bridges)
+}
+
+func placementError(format string, args ...any) error {
+	return errors.Wrapf(ErrPlacement, format, args...)
+}
+
+// storageRow is one entry of GET /nodes/{node}/storage.
+type storageRow struct {
+	Storage wireText `json:"storage"`
+	Content wireText `json:"content"`
+}
+
+func (c *Client) checkStorages(ctx context.Context, p Placement) error {
+	if len(p.DiskStorages) == 0 && len(p.Volumes) == 0 {
+		return nil
+	}
+	var rows []storageRow
+	if err := c.API().Get(ctx, "/nodes/"+url.PathEscape(p.Node)+"/storage", &rows); err != nil {
+		return nil //nolint:nilerr // an unreadable listing decides nothing: PVE will
+	}
+	content := make(map[string][]string, len(rows))
+	ids := make([]string, 0, len(rows))
+	for _, r := range rows {
+		ids = append(ids, string(r.Storage))
+		content[string(r.Storage)] = strings.Split(string(r.Content), ",")
+	}
+	for _, id := range p.DiskStorages {
+		kinds, ok := content[id]
+		switch {
+		case !ok:
+			return placementError("storage %q does not exist on node %q (storages: %s)", id, p.Node, listed(ids))
+		case !slices.Contains(kinds, "images"):
+			return placementError("storage %q on node %q does not hold VM disks (its content: %s)", id, p.Node, strings.Join(kinds, ","))
+		}
+	}
+	for _, vol := range p.Volumes {
+		if err := c.checkVolume(ctx, p.Node, vol, content, ids); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkVolume checks that volid ("storage:iso/name.iso") is listed on its
+// storage.
+func (c *Client) checkVolume(ctx context.Context, node, volid string, content map[string][]string, ids []string) error {
+	storage, name, ok := strings.Cut(volid, ":")
+	if !ok || storage == "" {
+		return placementError("volume %q is not a Proxmox VE volume ID (storage:content/name)", volid)
+	}
+	if _, exists := content[storage]; !exists {
+		return placementError("storage %q of volume %q does not exist on node %q (storages: %s)", storage, volid, node, listed(ids))
+	}
+	q := url.Values{}
+	if kind, _, ok := strings.Cut(name, "/"); ok {
+		q.Set("content", kind)
+	}
+	vols, err := c.preflightNames(ctx, "/nodes/"+url.PathEscape(node)+"/storage/"+url.PathEscape(storage)+"/content", "volid", q)
+	if err != nil || slices.Contains(vols, volid) {
+		return nil //nolint:nilerr // an unreadable listing decides nothing: PVE will
+	}
+	return placementError("volume %q does not exist on node %q", volid, node)
+}
+
+func (c *Client) checkBridges(ctx context.Context, node string, bridges []string) error {
+	if len(bridges) == 0 {
+		return nil
+	}
+	q := url.Values{}
+	q.Set("type", "any_bridge")
+	names, err := c.preflightNames(ctx, "/nodes/"+url.PathEscape(node)+"/network", "iface", q)
+	if err != nil {
+		return nil //nolint:nilerr // an unreadable listing decides nothing: PVE will
+	}
+	var vnets []string
+	for _, b := range bridges {
+		if slices.Contains(names, b) {
+			continue
+		}
+		if vnets == nil {
+			// SDN VNets are bridges too, defined cluster-wide; no SDN (or no
+			// right to read it) lists none.
+			vnets, _ = c.preflightNames(ctx, "/cluster/sdn/vnets", "vnet", nil)
+			vnets = append(vnets, "")
+		}
+		if !slices.Contains(vnets, b) {
+			return placementError("bridge %q does not exist on node %q (bridges: %s)", b, node, listed(names))
+		}
+	}
+	return nil
+}
+
+// preflightNames reads a listing and returns one field of each row.
+func (c *Client) preflightNames(ctx context.Context, path, field string, q url.Values) ([]string, error) {
+	if len(q) > 0 {
+		path += "?" + q.Encode()
+	}
+	// Rows carry arrays and objects too (a bridge's "families"): only the
+	// field is decoded.
+	var rows []map[string]json.RawMessage
+	if err := c.API().Get(ctx, path, &rows); err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(rows))
+	for _, r := range rows {
+		var v wireText
+		if raw, ok := r[field]; ok && json.Unmarshal(raw, &v) == nil {
+			out = append(out, string(v))
+		}
+	}
+	return out, nil
+}
+
+func listed(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
