@@ -38,6 +38,17 @@ func (e *external) Create(ctx context.Context, cr *v1alpha1.VirtualMachine) (man
 	if underway, err := guest.CheckPreviousCreate(ctx, e.cl, cr, want.secrets()...); err != nil || underway {
 		return managed.ExternalCreation{}, err
 	}
+	// Before a VMID is picked: a spec naming what the node lacks, or a
+	// template that does not exist, is refused here, in seconds, with
+	// nothing created in Proxmox.
+	if err := e.cl.CheckPlacement(ctx, want.placement()); err != nil {
+		return managed.ExternalCreation{}, err
+	}
+	if want.Source != "" {
+		if _, err := e.identity().FindTemplate(ctx, want.Source, want.Node, guest.TemplateListingAge); err != nil {
+			return managed.ExternalCreation{}, err
+		}
+	}
 	err = e.identity().CreateAt(ctx, cr, func(vmid int) (string, error) { return e.startCreate(ctx, cr, want, vmid) })
 	return managed.ExternalCreation{}, err
 }

@@ -20,6 +20,7 @@ import (
 	"context"
 	"maps"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -201,4 +202,34 @@ func passwordNeedsApply(cr *v1alpha1.VirtualMachine, pw *password) bool {
 		return applied.SecretResourceVersion != pw.Version.SecretResourceVersion
 	}
 	return applied.Generation != pw.Version.Generation
+}
+
+// placement is what must exist on the node before the VM is created: the
+// storages of a scratch VM's disks (a clone's come from its template) or of
+// a full clone's target, the OS image volume, and every NIC's bridge.
+func (d desired) placement() pve.Placement {
+	p := pve.Placement{Node: d.Node}
+	if d.Source == "" {
+		for _, dev := range slices.Sorted(maps.Keys(d.Spec.Disks)) {
+			p.DiskStorages = appendNew(p.DiskStorages, d.Spec.Disks[dev].Storage)
+		}
+	}
+	if d.FullClone {
+		p.DiskStorages = appendNew(p.DiskStorages, d.CloneStorage)
+	}
+	if vol, _, _ := strings.Cut(d.Spec.OSImageVolume, ","); strings.Contains(vol, ":") {
+		p.Volumes = append(p.Volumes, vol)
+	}
+	for _, n := range d.Spec.NICs {
+		p.Bridges = appendNew(p.Bridges, n.Bridge)
+	}
+	return p
+}
+
+// appendNew appends s unless it is empty or listed.
+func appendNew(list []string, s string) []string {
+	if s == "" || slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
 }

@@ -781,3 +781,34 @@ func TestFailedCreateTaskSaysWhy(t *testing.T) {
 		t.Fatalf("second Create: %v, want %q", err, want)
 	}
 }
+
+// A start that fails with QEMU's bare exit code is reported with the cause
+// PVE logged before it (the missing bridge), on Ready and in the event.
+func TestFailedStartQuotesTheTaskLog(t *testing.T) {
+	f := newFixture(t, pvesim.Options{})
+	cr := cloneVM("bridgeless")
+	cr.Spec.Template.Network[0].Bridge = "vmbr9"
+	cr = ownedAs(t, f, cr, false, map[string]string{"net0": "virtio,bridge=vmbr9"})
+	ctx := context.Background()
+	want := "Proxmox VE task qmstart failed: start failed: QEMU exited with code 1 (task log: generating cloud-init ISO; bridge 'vmbr9' does not exist;"
+	for i := 0; i < 20; i++ {
+		e := f.external()
+		obs, err := e.Observe(ctx, cr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := cr.GetCondition(xpv2.TypeReady); c.Status == corev1.ConditionFalse && strings.HasPrefix(c.Message, want) {
+			if !f.log.mentions("bridge 'vmbr9' does not exist") {
+				t.Errorf("the TaskFailed event lacks the cause: %v", f.log.reasons())
+			}
+			return
+		}
+		if !obs.ResourceUpToDate {
+			if _, err := e.Update(ctx, cr); err != nil {
+				t.Fatal(err)
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("the failed start never showed on Ready with its cause: %+v", cr.Status.Conditions)
+}
