@@ -669,3 +669,56 @@ func TestGoProxmoxTraps(t *testing.T) {
 		t.Fatalf("cluster/status booleans as numbers: %v", cs)
 	}
 }
+
+// POST config runs update_vm_api's early checks before forking, as a 500 with no task:
+// the digest, the lock property (skiplock passes it), and balloon against memory.
+func TestConfigPostEarlyChecks(t *testing.T) {
+	sim := startSim(t, pvesim.Options{})
+	if err := sim.AddGuest(pvesim.GuestSeed{Node: "pve", VMID: 410, Config: map[string]string{"memory": "2048", "scsi0": "local-lvm:4"}}); err != nil {
+		t.Fatal(err)
+	}
+	c := tokenClient(t, sim)
+	ctx := testCtx(t)
+	vm := vmOf(t, c, "pve", 410)
+	cases := map[string]struct {
+		lock string
+		opts []proxmox.VirtualMachineOption
+		want string
+	}{
+		"digest":  {opts: []proxmox.VirtualMachineOption{{Name: "digest", Value: "0123456789abcdef"}, {Name: "cores", Value: 2}}, want: "detected modified configuration - file changed by other user? Try again."},
+		"lock":    {lock: "clone", opts: []proxmox.VirtualMachineOption{{Name: "cores", Value: 2}}, want: "VM is locked (clone)"},
+		"balloon": {opts: []proxmox.VirtualMachineOption{{Name: "balloon", Value: 4096}}, want: "balloon value too large (must be smaller than assigned memory)"},
+		"balloon against new memory": {opts: []proxmox.VirtualMachineOption{{Name: "memory", Value: 1024}, {Name: "balloon", Value: 2048}},
+			want: "balloon value too large (must be smaller than assigned memory)"},
+	}
+	for name, tc := range cases {
+		if err := sim.SetGuestConfig(410, "lock", tc.lock); err != nil {
+			t.Fatal(err)
+		}
+		before := len(taskList(t, c))
+		_, err := vm.Config(ctx, tc.opts...)
+		if ae := apiErr(t, err); ae.Status != "500 "+tc.want || ae.Message != tc.want {
+			t.Errorf("%s: %v, want a 500 %q", name, err, tc.want)
+		}
+		if after := len(taskList(t, c)); after != before {
+			t.Errorf("%s: a refused update started a task", name)
+		}
+	}
+	if err := sim.SetGuestConfig(410, "lock", "backup"); err != nil {
+		t.Fatal(err)
+	}
+	task, err := vm.Config(ctx, proxmox.VirtualMachineOption{Name: "cores", Value: 3}, proxmox.VirtualMachineOption{Name: "skiplock", Value: 1})
+	if err != nil || waitTask(t, c, task) != nil {
+		t.Fatalf("skiplock: %v", err)
+	}
+}
+
+// taskList is every task the node lists.
+func taskList(t *testing.T, c *proxmox.Client) proxmox.Tasks {
+	t.Helper()
+	tasks, err := nodeOf(t, c, "pve").Tasks(testCtx(t), &proxmox.NodeTasksOptions{Source: "all", Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tasks
+}

@@ -413,15 +413,57 @@ func (s *Server) detachVolume(g *guest, value string) {
 	}
 }
 
-// updateQemuConfig checks digest and lock, then applies the change.
+// updateQemuConfig runs update_vm_api's checks, then applies the change.
 func (s *Server) updateQemuConfig(g *guest, r *request, ch configChange) error {
+	if err := checkQemuUpdate(g, r, ch); err != nil {
+		return err
+	}
+	return s.applyQemuChange(g, ch)
+}
+
+// checkQemuUpdate is update_vm_api's early checks, run before forking and again in the
+// worker: the digest, the lock property (unless skiplock), and balloon against memory.
+func checkQemuUpdate(g *guest, r *request, ch configChange) error {
 	if d := r.str("digest"); d != "" && d != g.digest() {
 		return errInternal("detected modified configuration - file changed by other user? Try again.")
 	}
 	if err := checkLock(g, r); err != nil {
 		return err
 	}
-	return s.applyQemuChange(g, ch)
+	return checkBalloon(g, ch)
+}
+
+// defaultMemoryMB is qemu-server's default memory.
+const defaultMemoryMB = 512
+
+// checkBalloon refuses a balloon target above the memory the VM will have.
+func checkBalloon(g *guest, ch configChange) error {
+	memory, setMemory := ch.set["memory"]
+	balloon, setBalloon := ch.set["balloon"]
+	if !setMemory && !setBalloon {
+		return nil
+	}
+	if !setMemory {
+		memory = firstSet(g.Pending["memory"], g.Config["memory"])
+	}
+	if !setBalloon {
+		balloon = firstSet(g.Pending["balloon"], g.Config["balloon"])
+	}
+	maxMem := atoiDefault(strings.TrimPrefix(strings.SplitN(memory, ",", 2)[0], "current="), defaultMemoryMB)
+	if b := atoiDefault(balloon, 0); b > 0 && b > maxMem {
+		return errInternal("balloon value too large (must be smaller than assigned memory)")
+	}
+	return nil
+}
+
+// firstSet returns the first non-empty value.
+func firstSet(values ...string) string {
+	for _, v := range values {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
 }
 
 // qemuConfigRequest resolves the VM of a config update and parses the change.
@@ -446,11 +488,15 @@ func handleQemuConfigPut(s *Server, r *request) (any, error) {
 	return nil, s.updateQemuConfig(g, r, ch)
 }
 
-// handleQemuConfigPost is the asynchronous update: PVE does the work, digest and lock
-// checks included, in a qmconfig worker.
+// handleQemuConfigPost is the asynchronous update: update_vm_api's early checks (digest,
+// lock property, balloon) fail the request with a 500 before forking; the qmconfig worker
+// repeats them and does the work.
 func handleQemuConfigPost(s *Server, r *request) (any, error) {
 	g, ch, err := s.qemuConfigRequest(r)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkQemuUpdate(g, r, ch); err != nil {
 		return nil, err
 	}
 	vmid := g.VMID

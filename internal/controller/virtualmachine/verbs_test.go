@@ -650,6 +650,23 @@ func TestUpdate(t *testing.T) {
 				}
 			}},
 		},
+		"new disk refused before forking (locked since Observe): quiet retry, no task followed": {
+			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
+				f.sim.SetFaults(faultOn("POST", "/nodes/*/qemu/*/config", "VM is locked (clone)"))
+				cr := owned(t, f, "morelater", true, nil)
+				cr.Spec.Template.Disk = append(cr.Spec.Template.Disk, v1alpha1.VirtualMachineDisk{Storage: "local-lvm", Size: 5, Device: "scsi1"})
+				cr.Generation = 2
+				return cr
+			},
+			want: verbWant{noEvents: []string{"DiskAdded", "TaskFailed"}, pve: func(t *testing.T, f *fixture, cr *v1alpha1.VirtualMachine) {
+				if _, ok := f.guest(t, ownedVMID).Config["scsi1"]; ok {
+					t.Error("scsi1 allocated despite the refusal")
+				}
+				if guest.TaskUnderway(cr.Status.LastTask) {
+					t.Errorf("a refused request recorded a task: %+v", cr.Status.LastTask)
+				}
+			}},
+		},
 		"our marker with an old UID (restored object): marker rewritten, notes kept": {
 			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
 				return owned(t, f, "restored", true, map[string]string{"description": "ops notes\ncrossplane: default/restored uid=0000"})
