@@ -12,7 +12,7 @@ export PVE_API_SCHEMA
 TOOLS_BIN := $(CACHE_DIR)/bin
 export PROVIDER_PROXMOX_CACHE := $(CACHE_DIR)
 
-.PHONY: all build xpkg xpkg-ca-bundle xpkg-push generate check-generate test lint fmt vet tools controlplane-up controlplane-down clean demo demo-down demo-crossplane demo-crossplane-down
+.PHONY: all build xpkg xpkg-ca-bundle xpkg-push generate check-generate test fuzz lint fmt vet tools controlplane-up controlplane-down clean demo demo-down demo-crossplane demo-crossplane-down
 
 # The version stamped into the provider and labelling its image: the git tag on HEAD, else a
 # Go-style pseudo-version of the commit (v0.0.0-yyyymmddhhmmss-abcdefabcdef); -dirty when
@@ -91,6 +91,11 @@ lint: vet
 # test/xpkg builds the runtime image, CA bundle included.
 test: xpkg-ca-bundle $(if $(filter 1,$(SKIP_INTEGRATION)),,tools)
 	KUBEBUILDER_ASSETS=$(TOOLS_BIN) $(GO) test -count=1 -p 1 ./...
+
+# Fuzzes every fuzz target for FUZZTIME (default 30s) each; `make test` runs their seed corpora
+# (and any crasher kept under testdata/fuzz) as ordinary tests.
+fuzz:
+	FUZZTIME=$(or $(FUZZTIME),30s) GO=$(GO) hack/fuzz.sh
 
 # Builds the control-plane binaries and the Crossplane tools (core and its RBAC manager, CLI, crane,
 # function-patch-and-transform) once per version: minutes cold, instant when cached.
