@@ -14,9 +14,17 @@ while IFS=: read -r file name; do
 	dir="./$(dirname "$file")"
 	count=$((count + 1))
 	echo "== ${dir} ${name} (${FUZZTIME})"
-	if ! "$GO" test -run '^$' -fuzz "^${name}\$" -fuzztime "$FUZZTIME" "$dir"; then
-		failed+=("${dir} ${name}")
+	out=$(mktemp)
+	if ! "$GO" test -run '^$' -fuzz "^${name}\$" -fuzztime "$FUZZTIME" "$dir" 2>&1 | tee "$out"; then
+		# Go's fuzz coordinator can miss its own deadline on a loaded machine ("context
+		# deadline exceeded", no input written): that is no crasher.
+		if grep -q 'context deadline exceeded' "$out" && ! grep -q 'Failing input written to' "$out"; then
+			echo "note: ${name} overran its fuzz time (machine busy); no crasher"
+		else
+			failed+=("${dir} ${name}")
+		fi
 	fi
+	rm -f "$out"
 done < <(grep -rHoE --include='*_test.go' '^func Fuzz[A-Za-z0-9_]+' apis cmd internal test | sed 's/:func /:/' | sort -u)
 
 echo "fuzzed ${count} targets for ${FUZZTIME} each"
