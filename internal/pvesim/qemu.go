@@ -479,10 +479,17 @@ func (s *Server) qemuConfigRequest(r *request) (*guest, configChange, error) {
 	return g, ch, nil
 }
 
-// handleQemuConfigPut is the synchronous update: errors come back as 500s.
+// handleQemuConfigPut is the synchronous update: errors come back as 500s, a config file
+// lock held by a task included (after waiting for it, as lock_config does).
 func handleQemuConfigPut(s *Server, r *request) (any, error) {
 	g, ch, err := s.qemuConfigRequest(r)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.awaitFileLock(g.VMID); err != nil {
+		return nil, err
+	}
+	if g, err = s.qemuGuest(r); err != nil { // it may have changed while we waited
 		return nil, err
 	}
 	return nil, s.updateQemuConfig(g, r, ch)
@@ -501,12 +508,14 @@ func handleQemuConfigPost(s *Server, r *request) (any, error) {
 	}
 	vmid := g.VMID
 	upid := s.startTask(r, taskDef{Type: "qmconfig", ID: strconv.Itoa(vmid), Node: g.Node,
-		Finish: func(_ *task) error {
-			cur, ok := s.st.guests[vmid]
-			if !ok {
-				return errNoConfig(KindQemu, r.node(), vmid)
-			}
-			return s.updateQemuConfig(cur, r, ch)
+		Finish: func(t *task) error {
+			return s.withFileLockInWorker(t, vmid, func() error {
+				cur, ok := s.st.guests[vmid]
+				if !ok {
+					return errNoConfig(KindQemu, r.node(), vmid)
+				}
+				return s.updateQemuConfig(cur, r, ch)
+			})
 		}})
 	if r.has("background_delay") && s.st.tasks[upid].ExitStatus == "OK" {
 		return nil, nil
@@ -543,6 +552,8 @@ func handleQemuCreate(s *Server, r *request) (any, error) {
 	s.addGuest(g, false)
 	start := r.bool("start")
 	return s.startTask(r, taskDef{Type: "qmcreate", ID: strconv.Itoa(vmid), Node: node,
+		// lock_config_full: the worker holds the new config's file lock to its end.
+		Begin: func(t *task) error { s.holdFileLock(t, vmid); return nil },
 		Finish: func(t *task) error {
 			return dieWith(fmt.Sprintf("unable to create VM %d -", vmid), s.finishCreate(g, ch, start, t))
 		},

@@ -39,6 +39,9 @@ type Options struct {
 	// NodesWithoutSkopeo are nodes where skopeo is not installed, so
 	// oci-registry-pull fails there as PVE's does.
 	NodesWithoutSkopeo []string
+	// ConfigLockTimeout is how long a writer waits for a guest's config file lock held by
+	// a create or clone task before failing with "got timeout"; default 10 s as PVE.
+	ConfigLockTimeout time.Duration
 }
 
 // Server is a running simulated Proxmox VE cluster.

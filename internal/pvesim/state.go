@@ -31,7 +31,9 @@ type state struct {
 	pools    map[string]*pool
 	// bridges maps node -> its Linux bridges, in creation order.
 	bridges map[string][]string
-	tasks   map[string]*task
+	// fileLocks are the config file locks tasks hold, by VMID.
+	fileLocks map[int]*fileLock
+	tasks     map[string]*task
 	// taskLog keeps each node's tasks in start order.
 	taskLog map[string][]*task
 	pidSeq  int
@@ -134,13 +136,14 @@ const (
 
 func newState(opts Options) *state {
 	st := &state{
-		nodeSet:  map[string]bool{},
-		guests:   map[int]*guest{},
-		storages: map[string]map[string]*storage{},
-		pools:    map[string]*pool{},
-		bridges:  map[string][]string{},
-		tasks:    map[string]*task{},
-		taskLog:  map[string][]*task{},
+		nodeSet:   map[string]bool{},
+		guests:    map[int]*guest{},
+		storages:  map[string]map[string]*storage{},
+		pools:     map[string]*pool{},
+		bridges:   map[string][]string{},
+		fileLocks: map[int]*fileLock{},
+		tasks:     map[string]*task{},
+		taskLog:   map[string][]*task{},
 	}
 	var shared *storage
 	if opts.SharedStorage != "" {
