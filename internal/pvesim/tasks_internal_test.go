@@ -1,7 +1,7 @@
 package pvesim
 
 import (
-	"errors"
+	"fmt"
 	"testing"
 )
 
@@ -25,7 +25,7 @@ func TestWorkerErrorLine(t *testing.T) {
 			err:    errf(403, "Permission check failed (/vms/100, VM.Allocate)"),
 			want:   "403 Permission check failed (/vms/100, VM.Allocate)",
 		},
-		"multi-line die": {reason: "inner newlines become spaces", err: errors.New("first\nsecond\n"), want: "first second"},
+		"multi-line die": {reason: "inner newlines become spaces", err: fmt.Errorf("%s", "first\nsecond\n"), want: "first second"},
 		"worker prefix": {
 			reason: "die \"$emsg $err\" around an exception keeps the exception's text",
 			err:    dieWith("unable to create VM 100 -", errParam("ide2", "bad")),

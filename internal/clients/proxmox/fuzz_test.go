@@ -80,7 +80,9 @@ func FuzzScrub(f *testing.F) {
 	f.Add("nothing secret", "")
 	f.Fuzz(func(t *testing.T, text, secret string) {
 		out := Scrub(text, secret)
-		if len(secret) > 0 && !strings.Contains("[redacted]", secret) && strings.Contains(out, secret) {
+		// A secret that is part of the placeholder itself cannot be told apart.
+		const placeholder = "[redacted]"
+		if secret != "" && !strings.Contains(placeholder, secret) && strings.Contains(out, secret) {
 			t.Fatalf("Scrub(%q, %q) = %q: the secret remains", text, secret, out)
 		}
 	})
