@@ -14,17 +14,8 @@ const lockTimeout = 300 * time.Millisecond
 // A clone holds its source's config file lock for the whole task: a synchronous config
 // write to the template waits for it and fails with lock_config's timeout, a 500.
 func TestPutConfigWaitsForTheFileLockThenTimesOut(t *testing.T) {
-	sim := startSim(t, pvesim.Options{ConfigLockTimeout: lockTimeout, TaskDurations: map[string]time.Duration{"qmclone": 2 * time.Second}})
-	if err := sim.AddTemplate("pve", 9000, "tmpl"); err != nil {
-		t.Fatal(err)
-	}
-	c := tokenClient(t, sim)
+	_, _, tmpl := cloningTemplate(t, lockTimeout, 2*time.Second, 130)
 	ctx := testCtx(t)
-	tmpl := vmOf(t, c, "pve", 9000)
-	if _, _, err := tmpl.Clone(ctx, &proxmox.VirtualMachineCloneOptions{NewID: 130}); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "the clone's worker to start", func() bool { g, ok := sim.Guest(130); return ok && g.Config["lock"] == "clone" })
 
 	start := time.Now()
 	err := tmpl.ConfigSync(ctx, proxmox.VirtualMachineOption{Name: "description", Value: "x"})
@@ -40,17 +31,8 @@ func TestPutConfigWaitsForTheFileLockThenTimesOut(t *testing.T) {
 // A writer that finds the lock held waits for it: when the holder ends within the
 // timeout, the write goes through.
 func TestPutConfigProceedsOnceTheFileLockIsFree(t *testing.T) {
-	sim := startSim(t, pvesim.Options{ConfigLockTimeout: 5 * time.Second, TaskDurations: map[string]time.Duration{"qmclone": 300 * time.Millisecond}})
-	if err := sim.AddTemplate("pve", 9000, "tmpl"); err != nil {
-		t.Fatal(err)
-	}
-	c := tokenClient(t, sim)
+	sim, _, tmpl := cloningTemplate(t, 5*time.Second, 300*time.Millisecond, 131)
 	ctx := testCtx(t)
-	tmpl := vmOf(t, c, "pve", 9000)
-	if _, _, err := tmpl.Clone(ctx, &proxmox.VirtualMachineCloneOptions{NewID: 131}); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "the clone's worker to start", func() bool { _, ok := sim.Guest(131); return ok })
 	if err := tmpl.ConfigSync(ctx, proxmox.VirtualMachineOption{Name: "description", Value: "after the clone"}); err != nil {
 		t.Fatalf("PUT config once the clone ended: %v", err)
 	}
@@ -63,17 +45,8 @@ func TestPutConfigProceedsOnceTheFileLockIsFree(t *testing.T) {
 // not the request. Its early checks see the lock property first: on the clone's target
 // that is a 500 at once.
 func TestPostConfigFileLockFailsTheTask(t *testing.T) {
-	sim := startSim(t, pvesim.Options{ConfigLockTimeout: lockTimeout, TaskDurations: map[string]time.Duration{"qmclone": 2 * time.Second}})
-	if err := sim.AddTemplate("pve", 9000, "tmpl"); err != nil {
-		t.Fatal(err)
-	}
-	c := tokenClient(t, sim)
+	_, c, tmpl := cloningTemplate(t, lockTimeout, 2*time.Second, 132)
 	ctx := testCtx(t)
-	tmpl := vmOf(t, c, "pve", 9000)
-	if _, _, err := tmpl.Clone(ctx, &proxmox.VirtualMachineCloneOptions{NewID: 132}); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "the clone's worker to start", func() bool { _, ok := sim.Guest(132); return ok })
 
 	task, err := tmpl.Config(ctx, proxmox.VirtualMachineOption{Name: "description", Value: "x"})
 	if err != nil {
@@ -85,6 +58,24 @@ func TestPostConfigFileLockFailsTheTask(t *testing.T) {
 	if ae := apiErr(t, err); ae.Status != "500 VM is locked (clone)" {
 		t.Fatalf("POST config on the clone's target: %v, want 500 VM is locked (clone)", err)
 	}
+}
+
+// cloningTemplate starts a simulator whose config file locks time out after lockTimeout,
+// and a clone of template 9000 to newID running for cloneTime; it returns once the clone's
+// worker holds the locks.
+func cloningTemplate(t *testing.T, lockTimeout, cloneTime time.Duration, newID int) (*pvesim.Server, *proxmox.Client, *proxmox.VirtualMachine) {
+	t.Helper()
+	sim := startSim(t, pvesim.Options{ConfigLockTimeout: lockTimeout, TaskDurations: map[string]time.Duration{"qmclone": cloneTime}})
+	if err := sim.AddTemplate("pve", 9000, "tmpl"); err != nil {
+		t.Fatal(err)
+	}
+	c := tokenClient(t, sim)
+	tmpl := vmOf(t, c, "pve", 9000)
+	if _, _, err := tmpl.Clone(testCtx(t), &proxmox.VirtualMachineCloneOptions{NewID: newID}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the clone's worker to start", func() bool { g, ok := sim.Guest(newID); return ok && g.Config["lock"] == "clone" })
+	return sim, c, tmpl
 }
 
 func waitFor(t *testing.T, what string, cond func() bool) {

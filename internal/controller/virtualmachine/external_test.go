@@ -530,6 +530,17 @@ func TestFailedTaskSurfacesOnReady(t *testing.T) {
 	f.sim.SetFaults(pvesim.Faults{Rules: []pvesim.FaultRule{{Method: "PUT", PathPattern: "/nodes/*/qemu/*/resize", TaskFailureRate: 1, TaskFailureMessage: "storage full"}}})
 	cr.Spec.Template.Disk[0].Size = 40
 	cr.Generation++
+	if !f.reconcileUntil(t, cr, func(c xpv2.Condition) bool {
+		return c.Status == corev1.ConditionFalse && strings.Contains(c.Message, "storage full")
+	}) {
+		t.Fatalf("the failed resize never showed on Ready: %+v", cr.Status.Conditions)
+	}
+}
+
+// reconcileUntil observes (and updates when not up to date) until ready
+// holds for the Ready condition, at most 20 times; it reports whether it did.
+func (f *fixture) reconcileUntil(t *testing.T, cr *v1alpha1.VirtualMachine, ready func(xpv2.Condition) bool) bool {
+	t.Helper()
 	ctx := context.Background()
 	for i := 0; i < 20; i++ {
 		e := f.external()
@@ -537,8 +548,8 @@ func TestFailedTaskSurfacesOnReady(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c := cr.GetCondition(xpv2.TypeReady); c.Status == corev1.ConditionFalse && strings.Contains(c.Message, "storage full") {
-			return
+		if ready(cr.GetCondition(xpv2.TypeReady)) {
+			return true
 		}
 		if !obs.ResourceUpToDate {
 			if _, err := e.Update(ctx, cr); err != nil {
@@ -547,7 +558,7 @@ func TestFailedTaskSurfacesOnReady(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	t.Fatalf("the failed resize never showed on Ready: %+v", cr.Status.Conditions)
+	return false
 }
 
 // An imported VM (external name set by the user, no marker) is adopted; once
@@ -789,26 +800,13 @@ func TestFailedStartQuotesTheTaskLog(t *testing.T) {
 	cr := cloneVM("bridgeless")
 	cr.Spec.Template.Network[0].Bridge = "vmbr9"
 	cr = ownedAs(t, f, cr, false, map[string]string{"net0": "virtio,bridge=vmbr9"})
-	ctx := context.Background()
 	want := "Proxmox VE task qmstart failed: start failed: QEMU exited with code 1 (task log: generating cloud-init ISO; bridge 'vmbr9' does not exist;"
-	for i := 0; i < 20; i++ {
-		e := f.external()
-		obs, err := e.Observe(ctx, cr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if c := cr.GetCondition(xpv2.TypeReady); c.Status == corev1.ConditionFalse && strings.HasPrefix(c.Message, want) {
-			if !f.log.mentions("bridge 'vmbr9' does not exist") {
-				t.Errorf("the TaskFailed event lacks the cause: %v", f.log.reasons())
-			}
-			return
-		}
-		if !obs.ResourceUpToDate {
-			if _, err := e.Update(ctx, cr); err != nil {
-				t.Fatal(err)
-			}
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !f.reconcileUntil(t, cr, func(c xpv2.Condition) bool {
+		return c.Status == corev1.ConditionFalse && strings.HasPrefix(c.Message, want)
+	}) {
+		t.Fatalf("the failed start never showed on Ready with its cause: %+v", cr.Status.Conditions)
 	}
-	t.Fatalf("the failed start never showed on Ready with its cause: %+v", cr.Status.Conditions)
+	if !f.log.mentions("bridge 'vmbr9' does not exist") {
+		t.Errorf("the TaskFailed event lacks the cause: %v", f.log.reasons())
+	}
 }
