@@ -41,7 +41,7 @@ func (e *external) Create(ctx context.Context, cr *v1alpha1.VirtualMachine) (man
 	// Before a VMID is picked: a spec naming what the node lacks, or a
 	// template that does not exist, is refused here, in seconds, with
 	// nothing created in Proxmox.
-	if err := e.cl.CheckPlacement(ctx, want.placement()); err != nil {
+	if err := e.cl.CheckPrerequisites(ctx, want.prerequisites()); err != nil {
 		return managed.ExternalCreation{}, err
 	}
 	if want.Source != "" {

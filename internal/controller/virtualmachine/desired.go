@@ -204,11 +204,11 @@ func passwordNeedsApply(cr *v1alpha1.VirtualMachine, pw *password) bool {
 	return applied.Generation != pw.Version.Generation
 }
 
-// placement is what must exist on the node before the VM is created: the
+// prerequisites are what must exist on the node before the VM is created: the
 // storages of a scratch VM's disks (a clone's come from its template) or of
 // a full clone's target, the OS image volume, and every NIC's bridge.
-func (d desired) placement() pve.Placement {
-	p := pve.Placement{Node: d.Node}
+func (d desired) prerequisites() pve.Prerequisites {
+	p := pve.Prerequisites{Node: d.Node}
 	if d.Source == "" {
 		for _, dev := range slices.Sorted(maps.Keys(d.Spec.Disks)) {
 			p.DiskStorages = appendNew(p.DiskStorages, d.Spec.Disks[dev].Storage)

@@ -10,10 +10,10 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 )
 
-// Placement is what a guest about to be created needs to exist on its node;
+// Prerequisites are what a guest about to be created needs to exist on its node;
 // PVE would otherwise refuse the create, or fail its task (a missing ISO)
 // or the first start (a missing bridge), only after a VMID was taken.
-type Placement struct {
+type Prerequisites struct {
 	Node string
 	// DiskStorages must exist on Node and hold VM disks (content images).
 	DiskStorages []string
@@ -23,21 +23,21 @@ type Placement struct {
 	Bridges []string
 }
 
-// ErrPlacement marks a Placement that PVE cannot satisfy: the user's spec
-// names something that does not exist.
-var ErrPlacement = errors.New("cannot create in Proxmox VE")
+// ErrMissingPrerequisite marks Prerequisites that PVE cannot satisfy: the
+// user's spec names something that does not exist.
+var ErrMissingPrerequisite = errors.New("cannot create in Proxmox VE")
 
-// CheckPlacement checks p before anything is created, so a spec naming a
+// CheckPrerequisites checks p before anything is created, so a spec naming a
 // node, storage, volume or bridge that does not exist is refused in seconds
 // with what does exist. A check whose read fails (a token without
 // Sys.Audit, say) is skipped: PVE decides then. It costs one request for
 // the node list, one for the node's storages when disks or volumes are
 // named, one per storage holding a named volume, and one for the node's
 // bridges when bridges are named.
-func (c *Client) CheckPlacement(ctx context.Context, p Placement) error {
+func (c *Client) CheckPrerequisites(ctx context.Context, p Prerequisites) error {
 	nodes, err := c.preflightNames(ctx, "/nodes", "node", nil)
 	if err == nil && !slices.Contains(nodes, p.Node) {
-		return placementError("node %q is not in the Proxmox VE cluster (nodes: %s)", p.Node, listed(nodes))
+		return missingPrerequisite("node %q is not in the Proxmox VE cluster (nodes: %s)", p.Node, listed(nodes))
 	}
 	if err := c.checkStorages(ctx, p); err != nil {
 		return err
@@ -45,8 +45,8 @@ func (c *Client) CheckPlacement(ctx context.Context, p Placement) error {
 	return c.checkBridges(ctx, p.Node, p.Bridges)
 }
 
-func placementError(format string, args ...any) error {
-	return errors.Wrapf(ErrPlacement, format, args...)
+func missingPrerequisite(format string, args ...any) error {
+	return errors.Wrapf(ErrMissingPrerequisite, format, args...)
 }
 
 // storageRow is one entry of GET /nodes/{node}/storage.
@@ -55,7 +55,7 @@ type storageRow struct {
 	Content wireText `json:"content"`
 }
 
-func (c *Client) checkStorages(ctx context.Context, p Placement) error {
+func (c *Client) checkStorages(ctx context.Context, p Prerequisites) error {
 	if len(p.DiskStorages) == 0 && len(p.Volumes) == 0 {
 		return nil
 	}
@@ -73,9 +73,9 @@ func (c *Client) checkStorages(ctx context.Context, p Placement) error {
 		kinds, ok := content[id]
 		switch {
 		case !ok:
-			return placementError("storage %q does not exist on node %q (storages: %s)", id, p.Node, listed(ids))
+			return missingPrerequisite("storage %q does not exist on node %q (storages: %s)", id, p.Node, listed(ids))
 		case !slices.Contains(kinds, "images"):
-			return placementError("storage %q on node %q does not hold VM disks (its content: %s)", id, p.Node, strings.Join(kinds, ","))
+			return missingPrerequisite("storage %q on node %q does not hold VM disks (its content: %s)", id, p.Node, strings.Join(kinds, ","))
 		}
 	}
 	for _, vol := range p.Volumes {
@@ -91,10 +91,10 @@ func (c *Client) checkStorages(ctx context.Context, p Placement) error {
 func (c *Client) checkVolume(ctx context.Context, node, volid string, content map[string][]string, ids []string) error {
 	storage, name, ok := strings.Cut(volid, ":")
 	if !ok || storage == "" {
-		return placementError("volume %q is not a Proxmox VE volume ID (storage:content/name)", volid)
+		return missingPrerequisite("volume %q is not a Proxmox VE volume ID (storage:content/name)", volid)
 	}
 	if _, exists := content[storage]; !exists {
-		return placementError("storage %q of volume %q does not exist on node %q (storages: %s)", storage, volid, node, listed(ids))
+		return missingPrerequisite("storage %q of volume %q does not exist on node %q (storages: %s)", storage, volid, node, listed(ids))
 	}
 	q := url.Values{}
 	if kind, _, ok := strings.Cut(name, "/"); ok {
@@ -104,7 +104,7 @@ func (c *Client) checkVolume(ctx context.Context, node, volid string, content ma
 	if err != nil || slices.Contains(vols, volid) {
 		return nil //nolint:nilerr // an unreadable listing decides nothing: PVE will
 	}
-	return placementError("volume %q does not exist on node %q", volid, node)
+	return missingPrerequisite("volume %q does not exist on node %q", volid, node)
 }
 
 func (c *Client) checkBridges(ctx context.Context, node string, bridges []string) error {
@@ -129,7 +129,7 @@ func (c *Client) checkBridges(ctx context.Context, node string, bridges []string
 			vnets = append(vnets, "")
 		}
 		if !slices.Contains(vnets, b) {
-			return placementError("bridge %q does not exist on node %q (bridges: %s)", b, node, listed(names))
+			return missingPrerequisite("bridge %q does not exist on node %q (bridges: %s)", b, node, listed(names))
 		}
 	}
 	return nil
