@@ -44,6 +44,7 @@ func everyKindsCases() []kindCases {
 	return []kindCases{
 		{kind: "ProxmoxConnection", cases: proxmoxConnectionCases},
 		{kind: "VirtualMachine", cases: virtualMachineCases},
+		{kind: "GuestImport", cases: guestImportCases},
 	}
 }
 
