@@ -44,7 +44,7 @@ func guestImportCases() map[string]admissionCase {
 		"Everything": {manifest: guestImport(`
   connectionRef: {name: conn}
   managementPolicies: ["*"]
-  interval: 10m
+  interval: 1h30m
   selector:
     nodes: [pve1]
     pools: [prod]
@@ -86,6 +86,12 @@ func guestImportCases() map[string]admissionCase {
   selector:
     namePattern: "` + strings.Repeat("a", 129) + `"
 `), wantErr: []string{"spec.selector.namePattern", "may not be more than 128"}},
+		"IntervalNotADuration": {manifest: guestImport(`
+  interval: every day
+`), wantErr: []string{"spec.interval", "should match"}},
+		"IntervalWithoutUnit": {manifest: guestImport(`
+  interval: "300"
+`), wantErr: []string{"spec.interval", "should match"}},
 		"ConnectionRefEmptyName": {manifest: guestImport(`
   connectionRef: {name: ""}
 `), wantErr: []string{"spec.connectionRef.name", "at least 1 chars long"}},
