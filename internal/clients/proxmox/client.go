@@ -57,6 +57,7 @@ type Client struct {
 	secrets []string    // redacted from error messages
 
 	resources *resourcesMemo
+	listings  *listingMemo
 	metrics   *metrics.Connection
 	tasks     *taskClock
 }
@@ -82,7 +83,7 @@ func newClient(cfg Config, wrapWire func(http.RoundTripper) http.RoundTripper) (
 	}
 	limit, timeout := limits(cfg)
 
-	c := &Client{retired: &atomic.Bool{}, resources: &resourcesMemo{}, metrics: cfg.Metrics, tasks: newTaskClock()}
+	c := &Client{retired: &atomic.Bool{}, resources: &resourcesMemo{}, metrics: cfg.Metrics, tasks: newTaskClock(), listings: newListingMemo()}
 	c.base = baseTransport(tlsCfg, limit)
 	var wire http.RoundTripper = c.base
 	if wrapWire != nil {

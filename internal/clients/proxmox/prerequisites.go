@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 )
@@ -33,8 +35,19 @@ var ErrMissingPrerequisite = errors.New("cannot create in Proxmox VE")
 // Sys.Audit, say) is skipped: PVE decides then. It costs one request for
 // the node list, one for the node's storages when disks or volumes are
 // named, one per storage holding a named volume, and one for the node's
-// bridges when bridges are named.
+// bridges when bridges are named; listings are kept for listingTTL, so a
+// burst of creates costs them once, but a refusal is never based on a kept
+// listing: what is missing may have been made since.
 func (c *Client) CheckPrerequisites(ctx context.Context, p Prerequisites) error {
+	err := c.checkPrerequisites(ctx, p)
+	if errors.Is(err, ErrMissingPrerequisite) {
+		c.listings.forget()
+		err = c.checkPrerequisites(ctx, p)
+	}
+	return err
+}
+
+func (c *Client) checkPrerequisites(ctx context.Context, p Prerequisites) error {
 	nodes, err := c.preflightNames(ctx, "/nodes", "node", nil)
 	if err == nil && !slices.Contains(nodes, p.Node) {
 		return missingPrerequisite("node %q is not in the Proxmox VE cluster (nodes: %s)", p.Node, listed(nodes))
@@ -49,25 +62,18 @@ func missingPrerequisite(format string, args ...any) error {
 	return errors.Wrapf(ErrMissingPrerequisite, format, args...)
 }
 
-// storageRow is one entry of GET /nodes/{node}/storage.
-type storageRow struct {
-	Storage wireText `json:"storage"`
-	Content wireText `json:"content"`
-}
-
 func (c *Client) checkStorages(ctx context.Context, p Prerequisites) error {
 	if len(p.DiskStorages) == 0 && len(p.Volumes) == 0 {
 		return nil
 	}
-	var rows []storageRow
-	if err := c.API().Get(ctx, "/nodes/"+url.PathEscape(p.Node)+"/storage", &rows); err != nil {
+	ids, err := c.preflightNames(ctx, "/nodes/"+url.PathEscape(p.Node)+"/storage", "storage", nil)
+	if err != nil {
 		return nil //nolint:nilerr // an unreadable listing decides nothing: PVE will
 	}
-	content := make(map[string][]string, len(rows))
-	ids := make([]string, 0, len(rows))
-	for _, r := range rows {
-		ids = append(ids, string(r.Storage))
-		content[string(r.Storage)] = strings.Split(string(r.Content), ",")
+	kinds, _ := c.preflightNames(ctx, "/nodes/"+url.PathEscape(p.Node)+"/storage", "content", nil)
+	content := make(map[string][]string, len(ids))
+	for i, id := range ids {
+		content[id] = strings.Split(kinds[i], ",")
 	}
 	for _, id := range p.DiskStorages {
 		kinds, ok := content[id]
@@ -135,25 +141,79 @@ func (c *Client) checkBridges(ctx context.Context, node string, bridges []string
 	return nil
 }
 
-// preflightNames reads a listing and returns one field of each row.
+// preflightNames reads a listing (at most listingTTL old) and returns one
+// field of each row ("" where a row lacks it).
 func (c *Client) preflightNames(ctx context.Context, path, field string, q url.Values) ([]string, error) {
 	if len(q) > 0 {
 		path += "?" + q.Encode()
 	}
-	// Rows carry arrays and objects too (a bridge's "families"): only the
-	// field is decoded.
-	var rows []map[string]json.RawMessage
-	if err := c.API().Get(ctx, path, &rows); err != nil {
+	rows, err := c.listings.get(ctx, path, func(ctx context.Context) ([]map[string]json.RawMessage, error) {
+		// Rows carry arrays and objects too (a bridge's "families"): fields
+		// are decoded one by one.
+		var rows []map[string]json.RawMessage
+		return rows, c.API().Get(ctx, path, &rows)
+	})
+	if err != nil {
 		return nil, err
 	}
 	out := make([]string, 0, len(rows))
 	for _, r := range rows {
 		var v wireText
-		if raw, ok := r[field]; ok && json.Unmarshal(raw, &v) == nil {
-			out = append(out, string(v))
+		if raw, ok := r[field]; ok {
+			_ = json.Unmarshal(raw, &v)
 		}
+		out = append(out, string(v))
 	}
 	return out, nil
+}
+
+// listingTTL is how long a listing read for a create's prerequisites serves
+// the next creates: a burst of creates reads the node's storages and
+// bridges once, and something created in Proxmox meanwhile is seen after
+// at most this long.
+const listingTTL = 10 * time.Second
+
+// listingMemo keeps the listings prerequisites are checked against, by
+// path (a few per node: bounded).
+type listingMemo struct {
+	mu    sync.Mutex
+	byKey map[string]listing
+	now   func() time.Time
+}
+
+type listing struct {
+	rows []map[string]json.RawMessage
+	at   time.Time
+}
+
+func newListingMemo() *listingMemo {
+	return &listingMemo{byKey: map[string]listing{}, now: time.Now}
+}
+
+// forget drops every kept listing.
+func (m *listingMemo) forget() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	clear(m.byKey)
+}
+
+// get returns the rows of path, read by fetch unless a read younger than
+// listingTTL is kept; failed reads are not kept.
+func (m *listingMemo) get(ctx context.Context, path string, fetch func(context.Context) ([]map[string]json.RawMessage, error)) ([]map[string]json.RawMessage, error) {
+	m.mu.Lock()
+	l, ok := m.byKey[path]
+	m.mu.Unlock()
+	if ok && m.now().Sub(l.at) < listingTTL {
+		return l.rows, nil
+	}
+	rows, err := fetch(ctx)
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	m.byKey[path] = listing{rows: rows, at: m.now()}
+	m.mu.Unlock()
+	return rows, nil
 }
 
 func listed(names []string) string {
