@@ -151,7 +151,8 @@ func (c *Client) preflightNames(ctx context.Context, path, field string, q url.V
 		// Rows carry arrays and objects too (a bridge's "families"): fields
 		// are decoded one by one.
 		var rows []map[string]json.RawMessage
-		return rows, c.API().Get(ctx, path, &rows)
+		err := c.API().Get(ctx, path, &rows)
+		return rows, err
 	})
 	if err != nil {
 		return nil, err
