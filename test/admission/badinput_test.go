@@ -45,6 +45,9 @@ func everyKindsCases() []kindCases {
 		{kind: "ProxmoxConnection", cases: proxmoxConnectionCases},
 		{kind: "VirtualMachine", cases: virtualMachineCases},
 		{kind: "GuestImport", cases: guestImportCases},
+		{kind: "VirtualMachineSet", cases: virtualMachineSetCases},
+		{kind: "VirtualMachineSnapshot", cases: virtualMachineSnapshotCases},
+		{kind: "VirtualMachineSnapshotPolicy", cases: virtualMachineSnapshotPolicyCases},
 	}
 }
 
@@ -116,7 +119,7 @@ func TestBadInputAcrossKinds(t *testing.T) {
 
 // reFieldPath is a cause's field below spec ("spec.template.cores",
 // "spec.template.disk[0].size").
-var reFieldPath = regexp.MustCompile(`^spec\.[A-Za-z]`)
+var reFieldPath = regexp.MustCompile(`^\.?spec\.[A-Za-z]`)
 
 // namesAField reports whether a rejection cause says which field is wrong:
 // by its path, or by naming a field of the schema in its message.

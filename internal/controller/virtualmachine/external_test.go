@@ -806,7 +806,7 @@ func TestFailedStartQuotesTheTaskLog(t *testing.T) {
 	}) {
 		t.Fatalf("the failed start never showed on Ready with its cause: %+v", cr.Status.Conditions)
 	}
-	if !f.log.mentions("bridge 'vmbr9' does not exist") {
-		t.Errorf("the TaskFailed event lacks the cause: %v", f.log.reasons())
+	if !f.log.Mentions("bridge 'vmbr9' does not exist") {
+		t.Errorf("the TaskFailed event lacks the cause: %v", f.log.Reasons())
 	}
 }
