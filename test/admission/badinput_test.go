@@ -48,6 +48,8 @@ func everyKindsCases() []kindCases {
 		{kind: "VirtualMachineSet", cases: virtualMachineSetCases},
 		{kind: "VirtualMachineSnapshot", cases: virtualMachineSnapshotCases},
 		{kind: "VirtualMachineSnapshotPolicy", cases: virtualMachineSnapshotPolicyCases},
+		{kind: "Container", cases: containerCases},
+		{kind: "CustomCertificate", cases: customCertificateCases},
 	}
 }
 
