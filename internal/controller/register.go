@@ -31,6 +31,7 @@ import (
 	"github.com/kubemox/provider-proxmox/internal/controller/gated"
 	"github.com/kubemox/provider-proxmox/internal/controller/guestimport"
 	"github.com/kubemox/provider-proxmox/internal/controller/snapshotpolicy"
+	"github.com/kubemox/provider-proxmox/internal/controller/storagedownloadurl"
 	"github.com/kubemox/provider-proxmox/internal/controller/virtualmachine"
 	"github.com/kubemox/provider-proxmox/internal/controller/virtualmachineset"
 	"github.com/kubemox/provider-proxmox/internal/controller/virtualmachinesnapshot"
@@ -63,4 +64,6 @@ func SetupGated(mgr ctrl.Manager, o controller.Options, clients *pve.Cache, setu
 	// A policy lists VirtualMachines and makes VirtualMachineSnapshots.
 	setups.Register(v1alpha1.VirtualMachineSnapshotPolicyKind, func() error { return snapshotpolicy.Setup(mgr, o) },
 		v1alpha1.VirtualMachineSnapshotPolicyGroupVersionKind, v1alpha1.VirtualMachineSnapshotGroupVersionKind, v1alpha1.VirtualMachineGroupVersionKind)
+	setups.Register(v1alpha1.StorageDownloadURLKind, func() error { return storagedownloadurl.Setup(mgr, o, clients) },
+		v1alpha1.StorageDownloadURLGroupVersionKind)
 }
