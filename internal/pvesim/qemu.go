@@ -434,6 +434,9 @@ func (s *Server) qemuConfigRequest(r *request) (*guest, configChange, error) {
 	if err != nil {
 		return nil, configChange{}, err
 	}
+	if err := s.checkImportSources(r, g.Node, ch.set); err != nil {
+		return nil, configChange{}, err
+	}
 	return g, ch, nil
 }
 
@@ -486,6 +489,9 @@ func handleQemuCreate(s *Server, r *request) (any, error) {
 	}
 	ch, err := changeFrom(r, qemuParamTypes, append(append([]string{}, qemuControlParams...), qemuCreateOnlyParams...))
 	if err != nil {
+		return nil, err
+	}
+	if err := s.checkImportSources(r, node, ch.set); err != nil {
 		return nil, err
 	}
 	g := newGuest(KindQemu, node, vmid)
@@ -567,6 +573,9 @@ func handleQemuDestroy(s *Server, r *request) (any, error) {
 			}
 			if g.running() {
 				return errInternal("VM %d is running - destroy failed", g.VMID)
+			}
+			if base, used := s.baseVolumeInUse(g); used {
+				return errInternal("base volume '%s' is still in use by linked clones", base)
 			}
 			s.freeGuestVolumes(g)
 			if r.bool("destroy-unreferenced-disks") {
