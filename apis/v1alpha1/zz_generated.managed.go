@@ -303,3 +303,59 @@ func (l *VirtualMachineSnapshotList) GetItems() []resource.Managed {
 	}
 	return items
 }
+
+var (
+	_ resource.ModernManaged = &VirtualMachineTemplate{}
+	_ resource.ManagedList   = &VirtualMachineTemplateList{}
+)
+
+// GetCondition of this VirtualMachineTemplate.
+func (mg *VirtualMachineTemplate) GetCondition(ct xpv2.ConditionType) xpv2.Condition {
+	return mg.Status.GetCondition(ct)
+}
+
+// SetConditions of this VirtualMachineTemplate.
+func (mg *VirtualMachineTemplate) SetConditions(c ...xpv2.Condition) {
+	mg.Status.SetConditions(c...)
+}
+
+// GetManagementPolicies of this VirtualMachineTemplate, narrowed by kubemox's reconcile-mode
+// annotation (see ResourceSpec.Policies).
+func (mg *VirtualMachineTemplate) GetManagementPolicies() xpv2.ManagementPolicies {
+	return mg.Spec.Policies(mg.GetAnnotations())
+}
+
+// SetManagementPolicies of this VirtualMachineTemplate.
+func (mg *VirtualMachineTemplate) SetManagementPolicies(p xpv2.ManagementPolicies) {
+	mg.Spec.ManagementPolicies = p
+}
+
+// GetProviderConfigReference of this VirtualMachineTemplate: the ProxmoxConnection it uses
+// (see ResourceSpec.Connection).
+func (mg *VirtualMachineTemplate) GetProviderConfigReference() *xpv2.ProviderConfigReference {
+	return mg.Spec.Connection()
+}
+
+// SetProviderConfigReference of this VirtualMachineTemplate.
+func (mg *VirtualMachineTemplate) SetProviderConfigReference(r *xpv2.ProviderConfigReference) {
+	mg.Spec.ProviderConfigReference = r
+}
+
+// GetWriteConnectionSecretToReference of this VirtualMachineTemplate.
+func (mg *VirtualMachineTemplate) GetWriteConnectionSecretToReference() *xpv2.LocalSecretReference {
+	return mg.Spec.WriteConnectionSecretToReference
+}
+
+// SetWriteConnectionSecretToReference of this VirtualMachineTemplate.
+func (mg *VirtualMachineTemplate) SetWriteConnectionSecretToReference(r *xpv2.LocalSecretReference) {
+	mg.Spec.WriteConnectionSecretToReference = r
+}
+
+// GetItems of this VirtualMachineTemplateList.
+func (l *VirtualMachineTemplateList) GetItems() []resource.Managed {
+	items := make([]resource.Managed, len(l.Items))
+	for i := range l.Items {
+		items[i] = &l.Items[i]
+	}
+	return items
+}

@@ -35,6 +35,7 @@ import (
 	"github.com/kubemox/provider-proxmox/internal/controller/virtualmachine"
 	"github.com/kubemox/provider-proxmox/internal/controller/virtualmachineset"
 	"github.com/kubemox/provider-proxmox/internal/controller/virtualmachinesnapshot"
+	"github.com/kubemox/provider-proxmox/internal/controller/virtualmachinetemplate"
 )
 
 // SetupGated registers every controller with setups: each is added to mgr
@@ -66,4 +67,7 @@ func SetupGated(mgr ctrl.Manager, o controller.Options, clients *pve.Cache, setu
 		v1alpha1.VirtualMachineSnapshotPolicyGroupVersionKind, v1alpha1.VirtualMachineSnapshotGroupVersionKind, v1alpha1.VirtualMachineGroupVersionKind)
 	setups.Register(v1alpha1.StorageDownloadURLKind, func() error { return storagedownloadurl.Setup(mgr, o, clients) },
 		v1alpha1.StorageDownloadURLGroupVersionKind)
+	// A template owns the StorageDownloadURL of its image.
+	setups.Register(v1alpha1.VirtualMachineTemplateKind, func() error { return virtualmachinetemplate.Setup(mgr, o, clients) },
+		v1alpha1.VirtualMachineTemplateGroupVersionKind, v1alpha1.StorageDownloadURLGroupVersionKind)
 }
