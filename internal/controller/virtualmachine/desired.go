@@ -67,7 +67,7 @@ func desiredFrom(ctx context.Context, kube client.Reader, cr *v1alpha1.VirtualMa
 	}
 	if hw := s.Hardware(); hw != nil {
 		hardwareInto(&d.Spec, hw)
-		if d.Source != "" && len(hw.Disk) > 0 {
+		if s.IsClone() && len(hw.Disk) > 0 {
 			d.CloneStorage = hw.Disk[0].Storage
 		}
 	}

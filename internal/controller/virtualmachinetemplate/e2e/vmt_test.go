@@ -18,11 +18,15 @@ package e2e
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
@@ -108,7 +112,8 @@ func TestISOImageConvertedToImport(t *testing.T) {
 	h.WaitGone(t, cr, wait)
 }
 
-// A template that a linked clone still uses is not destroyed: Proxmox VE's
+// A VirtualMachine clones the template by reference (linked). A template
+// that a linked clone still uses is not destroyed: Proxmox VE's
 // refusal shows on Synced, and the deletion goes through once the clone is
 // gone.
 func TestDeleteRefusedWhileLinkedClonesUseIt(t *testing.T) {
@@ -126,7 +131,8 @@ func TestDeleteRefusedWhileLinkedClonesUseIt(t *testing.T) {
 	vm.Spec = v1alpha1.VirtualMachineSpec{
 		ResourceSpec: v1alpha1.ResourceSpec{ConnectionRef: &v1alpha1.ConnectionReference{Name: connName}},
 		Name:         ns + "-clone", NodeName: node,
-		Template: &v1alpha1.VirtualMachineCloneSpec{Name: ns, FullClone: &full},
+		// By reference to the VirtualMachineTemplate, not by Proxmox name.
+		Template: &v1alpha1.VirtualMachineCloneSpec{TemplateRef: &v1alpha1.TemplateReference{Name: cr.Name}, FullClone: &full},
 	}
 	create(t, vm)
 	h.WaitFor(t, vm, "Ready", wait, func() bool { return ready(vm) })
@@ -159,4 +165,70 @@ func hasEvent(t *testing.T, ns, name, reason string) bool {
 		}
 	}
 	return false
+}
+
+// Every example applies and becomes Ready: the template, and the
+// VirtualMachine that clones it by reference.
+func TestExamplesBecomeReady(t *testing.T) {
+	require(t)
+	files, err := filepath.Glob(filepath.Join("..", "..", "..", "..", "examples", "virtualmachinetemplate", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no examples: %v", err)
+	}
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			ns := h.Namespace(t, "vmt-example-")
+			objs := manifests(t, file)
+			for _, u := range objs {
+				u.SetNamespace(ns)
+				create(t, u)
+			}
+			for _, u := range objs {
+				obj := &unstructured.Unstructured{}
+				obj.SetGroupVersionKind(u.GroupVersionKind())
+				obj.SetNamespace(ns)
+				obj.SetName(u.GetName())
+				h.WaitFor(t, obj, "Ready", 2*wait, func() bool { return unstructuredReady(obj) })
+			}
+			for i := len(objs) - 1; i >= 0; i-- {
+				remove(t, objs[i])
+				h.WaitGone(t, objs[i], wait)
+			}
+		})
+	}
+}
+
+// manifests reads every YAML document of file.
+func manifests(t *testing.T, file string) []*unstructured.Unstructured {
+	t.Helper()
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*unstructured.Unstructured
+	for _, doc := range strings.Split(string(raw), "\n---\n") {
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+			t.Fatal(err)
+		}
+		if len(u.Object) > 0 {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+func unstructuredReady(u *unstructured.Unstructured) bool {
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	ready, synced := false, false
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		switch {
+		case m["type"] == "Ready" && m["status"] == "True":
+			ready = true
+		case m["type"] == "Synced" && m["status"] == "True":
+			synced = true
+		}
+	}
+	return ready && synced
 }
