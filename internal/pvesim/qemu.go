@@ -434,7 +434,7 @@ func (s *Server) qemuConfigRequest(r *request) (*guest, configChange, error) {
 	if err != nil {
 		return nil, configChange{}, err
 	}
-	if err := s.checkImportSources(r, g.Node, ch.set); err != nil {
+	if err := s.checkImportSources(r, ch.set); err != nil {
 		return nil, configChange{}, err
 	}
 	return g, ch, nil
@@ -491,7 +491,7 @@ func handleQemuCreate(s *Server, r *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.checkImportSources(r, node, ch.set); err != nil {
+	if err := s.checkImportSources(r, ch.set); err != nil {
 		return nil, err
 	}
 	g := newGuest(KindQemu, node, vmid)

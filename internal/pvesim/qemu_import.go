@@ -20,7 +20,7 @@ var importableContent = map[string]bool{"images": true, "import": true}
 const errOnlyRootPaths = "Only root can pass arbitrary filesystem paths."
 
 // checkImportSources checks the import-from of every drive in set.
-func (s *Server) checkImportSources(r *request, node string, set map[string]string) error {
+func (s *Server) checkImportSources(r *request, set map[string]string) error {
 	for _, k := range sortedKeys(set) {
 		if !isQemuDiskKey(k) {
 			continue
@@ -30,14 +30,16 @@ func (s *Server) checkImportSources(r *request, node string, set map[string]stri
 		if src == "" {
 			continue
 		}
-		if err := s.checkImportSource(r, node, k, src); err != nil {
+		if err := checkImportSource(r, k, src); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (s *Server) checkImportSource(r *request, node, key, src string) error {
+// checkImportSource is qemu-server's check of one drive's import-from; that
+// the volume exists is found by the worker, when it reads it.
+func checkImportSource(r *request, key, src string) error {
 	if strings.HasPrefix(src, "/") {
 		if r.cred.TokenID != "" || r.cred.User != "root@pam" {
 			return errInternal("%s", errOnlyRootPaths)
