@@ -64,18 +64,7 @@ type fixture struct {
 
 func newFixture(t *testing.T, opts pvesim.Options) *fixture {
 	t.Helper()
-	opts.Nodes = []string{testNode}
-	sim, err := pvesim.Start(opts)
-	if err != nil {
-		t.Fatalf("start simulator: %v", err)
-	}
-	t.Cleanup(sim.Close)
-	sim.AddToken("root@pam!kubemox", "s3cret")
-	cl, err := pve.New(pve.Config{Endpoint: sim.URL(), TokenID: "root@pam!kubemox", Secret: "s3cret", CAPEM: sim.CAPEM()})
-	if err != nil {
-		t.Fatalf("client: %v", err)
-	}
-	t.Cleanup(cl.Retire)
+	sim, cl := guesttest.Simulator(t, opts, testNode)
 	s := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(s); err != nil {
 		t.Fatal(err)
