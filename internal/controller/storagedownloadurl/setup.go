@@ -30,7 +30,6 @@ import (
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 	"github.com/kubemox/provider-proxmox/internal/controller/guest"
-	"github.com/kubemox/provider-proxmox/internal/controller/kindsetup"
 )
 
 // DefaultRetryBase is the wait after a first failed download; each further
@@ -46,39 +45,25 @@ func ControllerName() string { return managed.ControllerName(v1alpha1.StorageDow
 // Setup adds the StorageDownloadURL controller to mgr, taking Proxmox
 // clients from clients.
 func Setup(mgr ctrl.Manager, o controller.Options, clients *pve.Cache) error {
-	k := kindsetup.New(mgr, o, ControllerName())
+	recorder := guest.Recorder(mgr, o, ControllerName())
 	c := &connector{
 		usage:     resource.NewProviderConfigUsageTracker(mgr.GetClient(), &v1alpha1.ProviderConfigUsage{}),
 		clients:   clients,
-		record:    k.Recorder,
+		record:    recorder,
 		retryBase: DefaultRetryBase,
 	}
-	return k.Complete(mgr, o, clients, v1alpha1.StorageDownloadURLGroupVersionKind, &v1alpha1.StorageDownloadURL{}, &v1alpha1.StorageDownloadURLList{},
-		managed.WithTypedExternalConnector[*v1alpha1.StorageDownloadURL](c),
-		// No initializer: Create names the volume (the default would write
-		// metadata.name as the external name).
-		managed.WithInitializers(),
-		// The volume id follows from the spec: an interrupted create is
-		// always resolvable.
-		managed.WithDeterministicExternalName(true),
-		managed.WithCreationGracePeriod(0),
-		managed.WithPollIntervalHook(pollInterval),
-	)
+	// No initializer: Create names the volume, which follows from the spec.
+	return guest.SetupManaged(mgr, o, clients, recorder, guest.ManagedKind[*v1alpha1.StorageDownloadURL]{
+		GVK: v1alpha1.StorageDownloadURLGroupVersionKind, Object: &v1alpha1.StorageDownloadURL{}, List: &v1alpha1.StorageDownloadURLList{},
+		Connector: c, PollSoon: pollSoon,
+	})
 }
 
-// pollInterval observes a failed download again when its retry is due, a
-// download or delete under way within seconds, and a Ready file after the
-// poll interval.
-func pollInterval(mg resource.Managed, poll time.Duration) time.Duration {
+// pollSoon reports whether a Ready file is to be observed again within
+// seconds: a download (a changed url) or a removal of ours runs.
+func pollSoon(mg resource.Managed) bool {
 	cr, ok := mg.(*v1alpha1.StorageDownloadURL)
-	if ok && cr.Status.State == v1alpha1.DownloadStateFailed && cr.Status.RetryAfter != nil {
-		if wait := time.Until(cr.Status.RetryAfter.Time); wait > guest.NotReadyPoll {
-			return min(wait, poll)
-		}
-	}
-	return guest.PollInterval(func(resource.Managed) bool {
-		return ok && guest.TaskUnderway(cr.Status.LastTask)
-	})(mg, poll)
+	return ok && guest.TaskUnderway(cr.Status.LastTask)
 }
 
 // Proxmox is what the controller asks of Proxmox VE.

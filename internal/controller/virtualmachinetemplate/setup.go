@@ -31,7 +31,6 @@ import (
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 	"github.com/kubemox/provider-proxmox/internal/controller/guest"
-	"github.com/kubemox/provider-proxmox/internal/controller/kindsetup"
 )
 
 // ControllerName is the name of the VirtualMachineTemplate controller.
@@ -42,26 +41,20 @@ func ControllerName() string {
 // Setup adds the VirtualMachineTemplate controller to mgr, taking Proxmox
 // clients from clients.
 func Setup(mgr ctrl.Manager, o controller.Options, clients *pve.Cache) error {
-	k := kindsetup.New(mgr, o, ControllerName())
+	recorder := guest.Recorder(mgr, o, ControllerName())
 	c := &connector{
 		kube:    mgr.GetClient(),
 		secrets: mgr.GetAPIReader(),
 		usage:   resource.NewProviderConfigUsageTracker(mgr.GetClient(), &v1alpha1.ProviderConfigUsage{}),
 		clients: clients,
 		vmids:   pve.NewVMIDAllocator(0),
-		record:  k.Recorder,
+		record:  recorder,
 	}
-	return k.Complete(mgr, o, clients, v1alpha1.VirtualMachineTemplateGroupVersionKind,
-		&v1alpha1.VirtualMachineTemplate{}, &v1alpha1.VirtualMachineTemplateList{},
-		managed.WithTypedExternalConnector[*v1alpha1.VirtualMachineTemplate](c),
-		// No initializer: an empty external name means "no VMID picked yet".
-		managed.WithInitializers(),
-		// The VMID is stored before PVE is called: an interrupted create is
-		// always resolvable.
-		managed.WithDeterministicExternalName(true),
-		managed.WithCreationGracePeriod(0),
-		managed.WithPollIntervalHook(guest.PollInterval(func(resource.Managed) bool { return false })),
-	)
+	// No initializer: an empty external name means "no VMID picked yet".
+	return guest.SetupManaged(mgr, o, clients, recorder, guest.ManagedKind[*v1alpha1.VirtualMachineTemplate]{
+		GVK: v1alpha1.VirtualMachineTemplateGroupVersionKind, Object: &v1alpha1.VirtualMachineTemplate{}, List: &v1alpha1.VirtualMachineTemplateList{},
+		Connector: c, PollSoon: func(resource.Managed) bool { return false },
+	})
 }
 
 // Proxmox is what the controller asks of Proxmox VE.
