@@ -63,7 +63,7 @@ func (s *Server) allocNewDrive(g *guest, stID, sizeGiB string, opts map[string]s
 	gb, _ := strconv.ParseFloat(sizeGiB, 64)
 	size := int64(gb * float64(gib))
 	if src := opts["import-from"]; src != "" {
-		_, sv, ok := s.findVolume(g.Node, src)
+		sv, ok := s.importSource(g.Node, src)
 		if !ok {
 			return "", errInternal("volume '%s' does not exist", src)
 		}

@@ -476,6 +476,9 @@ func (s *Server) qemuConfigRequest(r *request) (*guest, configChange, error) {
 	if err != nil {
 		return nil, configChange{}, err
 	}
+	if err := s.checkImportSources(r, ch.set); err != nil {
+		return nil, configChange{}, err
+	}
 	return g, ch, nil
 }
 
@@ -544,6 +547,9 @@ func handleQemuCreate(s *Server, r *request) (any, error) {
 		return nil, err
 	}
 	if err := s.checkNewDiskStorages(node, ch.set); err != nil {
+		return nil, err
+	}
+	if err := s.checkImportSources(r, ch.set); err != nil {
 		return nil, err
 	}
 	g := newGuest(KindQemu, node, vmid)
@@ -652,6 +658,9 @@ func handleQemuDestroy(s *Server, r *request) (any, error) {
 			}
 			if g.running() {
 				return errInternal("VM %d is running - destroy failed", g.VMID)
+			}
+			if base, used := s.baseVolumeInUse(g); used {
+				return errInternal("base volume '%s' is still in use by linked clones", base)
 			}
 			s.freeGuestVolumes(g)
 			if r.bool("destroy-unreferenced-disks") {

@@ -12,6 +12,7 @@ func routeTables() []func(*router) {
 		registerQemuRoutes,
 		registerLXCRoutes,
 		registerStorageRoutes,
+		registerDownloadMetadataRoutes,
 		registerPoolRoutes,
 		registerCertRoutes,
 		registerNetworkRoutes,

@@ -50,6 +50,8 @@ func everyKindsCases() []kindCases {
 		{kind: "VirtualMachineSnapshotPolicy", cases: virtualMachineSnapshotPolicyCases},
 		{kind: "Container", cases: containerCases},
 		{kind: "CustomCertificate", cases: customCertificateCases},
+		{kind: "StorageDownloadURL", cases: storageDownloadURLCases},
+		{kind: "VirtualMachineTemplate", cases: virtualMachineTemplateCases},
 	}
 }
 

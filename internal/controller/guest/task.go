@@ -217,3 +217,35 @@ func RebootOrTaskUnderway(ctx context.Context, cl TaskLister, ref pve.GuestRef, 
 	}
 	return false, nil
 }
+
+// FollowLaterCreateTask makes the task of the last create attempt (the
+// create-task annotation of o) the last task when it started after the one
+// recorded, and reports whether it did. A kind whose Create runs again after
+// a failed task needs this rather than FollowCreateTask: the annotation
+// outlives the tasks followed since, and only a later one is new. Tasks
+// are ordered by their UPIDs' start time, then by their worker's process
+// start (clock ticks), which orders tasks of one node within a second.
+func FollowLaterCreateTask(o metav1.Object, last **v1alpha1.TaskStatus) bool {
+	upid := o.GetAnnotations()[AnnotationCreateTask]
+	if upid == "" || (*last != nil && !startedAfter(upid, (*last).UPID)) {
+		return false
+	}
+	RecordTask(last, upid)
+	return true
+}
+
+// startedAfter reports whether task a started after task b; a UPID that
+// does not parse never started after anything.
+func startedAfter(a, b string) bool {
+	ua, errA := pve.ParseUPID(a)
+	ub, errB := pve.ParseUPID(b)
+	switch {
+	case errA != nil:
+		return false
+	case errB != nil:
+		return true
+	case ua.StartTime != ub.StartTime:
+		return ua.StartTime > ub.StartTime
+	}
+	return ua.PStart > ub.PStart
+}

@@ -22,23 +22,12 @@ import (
 	"slices"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
-	"github.com/kubemox/provider-proxmox/internal/controller/secrets"
+	"github.com/kubemox/provider-proxmox/internal/controller/guest"
 )
-
-// password is a cloud-init password read for this reconcile only. It must
-// never be logged, evented or written to status; its Version (which
-// revision of the spec or Secret it came from) is what status records.
-type password struct {
-	Value   string
-	Version v1alpha1.CloudInitPasswordApplied
-}
 
 // desired is everything the spec asks of Proxmox.
 type desired struct {
@@ -51,7 +40,7 @@ type desired struct {
 	CloneStorage string
 
 	User     string
-	Password *password
+	Password *guest.CloudInitPassword
 
 	// Running: a stopped guest is started; Stopped: a running guest is shut
 	// down (gracefully, then stopped after ShutdownTimeout seconds).
@@ -87,7 +76,7 @@ func desiredFrom(ctx context.Context, kube client.Reader, cr *v1alpha1.VirtualMa
 	}
 	if hw := s.Hardware(); hw != nil {
 		hardwareInto(&d.Spec, hw)
-		if d.Source != "" && len(hw.Disk) > 0 {
+		if s.IsClone() && len(hw.Disk) > 0 {
 			d.CloneStorage = hw.Disk[0].Storage
 		}
 	}
@@ -95,9 +84,9 @@ func desiredFrom(ctx context.Context, kube client.Reader, cr *v1alpha1.VirtualMa
 		d.Spec.OSImageDevice, d.Spec.OSImageVolume = s.VMSpec.OSImage.Name, s.VMSpec.OSImage.Value
 	}
 	if ci := s.CloudInit(); ci != nil {
-		d.Spec.CloudInit = cloudInitFrom(ci)
+		d.Spec.CloudInit = guest.CloudInitOf(ci)
 		d.User = ci.User
-		pw, err := passwordFrom(ctx, kube, cr, ci)
+		pw, err := guest.CloudInitPasswordOf(ctx, kube, cr, ci)
 		if err != nil {
 			return desired{}, err
 		}
@@ -139,58 +128,9 @@ func ImportedHardware(s pve.VMSpec) v1alpha1.VirtualMachineHardware {
 	return hw
 }
 
-func cloudInitFrom(ci *v1alpha1.CloudInitConfig) *pve.VMCloudInit {
-	up := ci.UpgradesPackages()
-	out := &pve.VMCloudInit{
-		User: ci.User, SSHKeys: ci.SSHKeys, DNSDomain: ci.DNSDomain, DNSServers: ci.DNSServers,
-		UpgradePackages: &up,
-	}
-	if ip := ci.IPConfig; ip != nil {
-		v4 := ip.IP
-		if v4 != "" && v4 != "dhcp" && ip.CIDR != "" {
-			v4 += "/" + ip.CIDR
-		}
-		out.IPConfigs = append(out.IPConfigs, pve.VMIPConfig{IPv4: v4, GatewayIPv4: ip.Gateway, IPv6: ip.IPv6, GatewayIPv6: ip.GatewayIPv6})
-	}
-	for _, nic := range ci.IPConfigs {
-		var c pve.VMIPConfig
-		if nic.IPv4 != nil {
-			c.IPv4, c.GatewayIPv4 = nic.IPv4.Address, nic.IPv4.Gateway
-		}
-		if nic.IPv6 != nil {
-			c.IPv6, c.GatewayIPv6 = nic.IPv6.Address, nic.IPv6.Gateway
-		}
-		out.IPConfigs = append(out.IPConfigs, c)
-	}
-	if c := ci.Custom; c != nil {
-		out.CustomUser, out.CustomMeta, out.CustomNetwork, out.CustomVendor = c.UserData, c.MetaData, c.NetworkData, c.VendorData
-	}
-	return out
-}
-
-// passwordFrom returns the cloud-init password with its version, nil when
-// none is set.
-func passwordFrom(ctx context.Context, kube client.Reader, cr *v1alpha1.VirtualMachine, ci *v1alpha1.CloudInitConfig) (*password, error) {
-	if ci.Password != "" {
-		return &password{Value: ci.Password, Version: v1alpha1.CloudInitPasswordApplied{Generation: cr.GetGeneration()}}, nil
-	}
-	ref := ci.PasswordFrom
-	if ref == nil {
-		return nil, nil
-	}
-	k, err := secrets.NewReader(kube).Key(ctx, types.NamespacedName{Namespace: cr.GetNamespace(), Name: ref.Name}, ref.Key)
-	switch {
-	case errors.Is(err, secrets.ErrKeyNotFound):
-		return nil, errors.Errorf("Secret %s/%s has no key %q (cloudInitConfig.passwordFrom)", cr.GetNamespace(), ref.Name, ref.Key)
-	case err != nil:
-		return nil, errors.Wrapf(err, "cannot read Secret %s/%s named by cloudInitConfig.passwordFrom", cr.GetNamespace(), ref.Name)
-	}
-	return &password{Value: string(k.Value), Version: v1alpha1.CloudInitPasswordApplied{Generation: cr.GetGeneration(), SecretResourceVersion: k.ResourceVersion}}, nil
-}
-
 // passwordNeedsApply reports whether the password must be written again: a
 // new generation (inline) or a new Secret revision (passwordFrom).
-func passwordNeedsApply(cr *v1alpha1.VirtualMachine, pw *password) bool {
+func passwordNeedsApply(cr *v1alpha1.VirtualMachine, pw *guest.CloudInitPassword) bool {
 	if pw == nil {
 		return false
 	}
