@@ -12,7 +12,7 @@ export PVE_API_SCHEMA
 TOOLS_BIN := $(CACHE_DIR)/bin
 export PROVIDER_PROXMOX_CACHE := $(CACHE_DIR)
 
-.PHONY: bench all build xpkg xpkg-ca-bundle xpkg-push generate check-generate test lint fmt vet tools controlplane-up controlplane-down clean demo demo-down demo-crossplane demo-crossplane-down
+.PHONY: bench all build xpkg xpkg-ca-bundle xpkg-push generate check-generate test fuzz lint fmt vet tools controlplane-up controlplane-down clean demo demo-down demo-crossplane demo-crossplane-down
 
 # The version stamped into the provider and labelling its image: the git tag on HEAD, else a
 # Go-style pseudo-version of the commit (v0.0.0-yyyymmddhhmmss-abcdefabcdef); -dirty when
@@ -99,12 +99,17 @@ test: xpkg-ca-bundle $(if $(filter 1,$(SKIP_INTEGRATION)),,tools)
 # only on a correctness failure (duplicate or leaked VM, resource not Ready, revoked credential
 # still sent), never on a timing.
 BENCH = KUBEBUILDER_ASSETS=$(TOOLS_BIN) $(GO) run ./cmd/bench
-bench: tools
+bench: tools fuzz
 	$(BENCH) -vms 100 -poll 20s -steady-intervals 2 convergence
 	$(BENCH) -managed 200 -secrets 2000 -crds 200 -max-reconcile-rate 20 memory
 	$(BENCH) -rotation-vms 200 -max-reconcile-rate 100 rotation
 	$(BENCH) -cycles 30 -kills 4 -poll 20s -max-reconcile-rate 20 soak
 	$(BENCH) -down-vms 200 -down-after 3m down
+
+# Fuzzes every fuzz target for FUZZTIME (default 30s) each; `make test` runs their seed corpora
+# (and any crasher kept under testdata/fuzz) as ordinary tests.
+fuzz:
+	FUZZTIME=$(or $(FUZZTIME),30s) GO=$(GO) hack/fuzz.sh
 
 # Builds the control-plane binaries and the Crossplane tools (core and its RBAC manager, CLI, crane,
 # function-patch-and-transform) once per version: minutes cold, instant when cached.

@@ -100,6 +100,8 @@ type GuestImportSpec struct {
 
 	// Interval re-runs the import to pick up new guests (5m, 1h). Without
 	// it the import runs once, and again when its spec changes.
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:Type=string
 	// +optional
 	Interval *metav1.Duration `json:"interval,omitempty"`
 }

@@ -66,10 +66,10 @@ func (s *VirtualMachineSpec) Hardware() *VirtualMachineHardware {
 	}
 }
 
-// IsClone reports whether the spec asks for a clone of a named template. A
-// template without a name creates the VM from scratch.
+// IsClone reports whether the spec asks for a clone of a template, named or
+// referenced. A template with neither creates the VM from scratch.
 func (s *VirtualMachineSpec) IsClone() bool {
-	return s.Template != nil && s.Template.Name != ""
+	return s.Template != nil && (s.Template.Name != "" || s.Template.TemplateRef != nil)
 }
 
 // IsFullClone reports whether a clone copies the template's disks (the

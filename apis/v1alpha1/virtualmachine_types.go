@@ -174,11 +174,17 @@ type VirtualMachineHardware struct {
 // VirtualMachineCloneSpec creates the VM by cloning a template (kubemox's
 // spec.template). Without a name there is nothing to clone: the VM is
 // created from scratch with this hardware, and an event says so.
+// +kubebuilder:validation:XValidation:rule="!(has(self.name) && size(self.name) > 0 && has(self.templateRef))",message="template.name and template.templateRef are mutually exclusive: name a Proxmox template or a VirtualMachineTemplate, not both"
 type VirtualMachineCloneSpec struct {
 	// Name of the template VM to clone, on nodeName or on shared storage.
 	// +kubebuilder:validation:MaxLength=128
 	// +optional
 	Name string `json:"name,omitempty"`
+
+	// TemplateRef clones the template a VirtualMachineTemplate in this
+	// namespace built (once it is built).
+	// +optional
+	TemplateRef *TemplateReference `json:"templateRef,omitempty"`
 
 	VirtualMachineHardware `json:",inline"`
 
@@ -192,6 +198,14 @@ type VirtualMachineCloneSpec struct {
 	// CloudInitConfig configures cloud-init on the clone.
 	// +optional
 	CloudInitConfig *CloudInitConfig `json:"cloudInitConfig,omitempty"`
+}
+
+// TemplateReference names a VirtualMachineTemplate in the same namespace.
+type TemplateReference struct {
+	// Name of the VirtualMachineTemplate.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
 }
 
 // OSImage attaches an installation or cloud image to a VM created from

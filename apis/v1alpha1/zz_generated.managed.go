@@ -137,6 +137,62 @@ func (l *CustomCertificateList) GetItems() []resource.Managed {
 }
 
 var (
+	_ resource.ModernManaged = &StorageDownloadURL{}
+	_ resource.ManagedList   = &StorageDownloadURLList{}
+)
+
+// GetCondition of this StorageDownloadURL.
+func (mg *StorageDownloadURL) GetCondition(ct xpv2.ConditionType) xpv2.Condition {
+	return mg.Status.GetCondition(ct)
+}
+
+// SetConditions of this StorageDownloadURL.
+func (mg *StorageDownloadURL) SetConditions(c ...xpv2.Condition) {
+	mg.Status.SetConditions(c...)
+}
+
+// GetManagementPolicies of this StorageDownloadURL, narrowed by kubemox's reconcile-mode
+// annotation (see ResourceSpec.Policies).
+func (mg *StorageDownloadURL) GetManagementPolicies() xpv2.ManagementPolicies {
+	return mg.Spec.Policies(mg.GetAnnotations())
+}
+
+// SetManagementPolicies of this StorageDownloadURL.
+func (mg *StorageDownloadURL) SetManagementPolicies(p xpv2.ManagementPolicies) {
+	mg.Spec.ManagementPolicies = p
+}
+
+// GetProviderConfigReference of this StorageDownloadURL: the ProxmoxConnection it uses
+// (see ResourceSpec.Connection).
+func (mg *StorageDownloadURL) GetProviderConfigReference() *xpv2.ProviderConfigReference {
+	return mg.Spec.Connection()
+}
+
+// SetProviderConfigReference of this StorageDownloadURL.
+func (mg *StorageDownloadURL) SetProviderConfigReference(r *xpv2.ProviderConfigReference) {
+	mg.Spec.ProviderConfigReference = r
+}
+
+// GetWriteConnectionSecretToReference of this StorageDownloadURL.
+func (mg *StorageDownloadURL) GetWriteConnectionSecretToReference() *xpv2.LocalSecretReference {
+	return mg.Spec.WriteConnectionSecretToReference
+}
+
+// SetWriteConnectionSecretToReference of this StorageDownloadURL.
+func (mg *StorageDownloadURL) SetWriteConnectionSecretToReference(r *xpv2.LocalSecretReference) {
+	mg.Spec.WriteConnectionSecretToReference = r
+}
+
+// GetItems of this StorageDownloadURLList.
+func (l *StorageDownloadURLList) GetItems() []resource.Managed {
+	items := make([]resource.Managed, len(l.Items))
+	for i := range l.Items {
+		items[i] = &l.Items[i]
+	}
+	return items
+}
+
+var (
 	_ resource.ModernManaged = &VirtualMachine{}
 	_ resource.ManagedList   = &VirtualMachineList{}
 )
@@ -241,6 +297,62 @@ func (mg *VirtualMachineSnapshot) SetWriteConnectionSecretToReference(r *xpv2.Lo
 
 // GetItems of this VirtualMachineSnapshotList.
 func (l *VirtualMachineSnapshotList) GetItems() []resource.Managed {
+	items := make([]resource.Managed, len(l.Items))
+	for i := range l.Items {
+		items[i] = &l.Items[i]
+	}
+	return items
+}
+
+var (
+	_ resource.ModernManaged = &VirtualMachineTemplate{}
+	_ resource.ManagedList   = &VirtualMachineTemplateList{}
+)
+
+// GetCondition of this VirtualMachineTemplate.
+func (mg *VirtualMachineTemplate) GetCondition(ct xpv2.ConditionType) xpv2.Condition {
+	return mg.Status.GetCondition(ct)
+}
+
+// SetConditions of this VirtualMachineTemplate.
+func (mg *VirtualMachineTemplate) SetConditions(c ...xpv2.Condition) {
+	mg.Status.SetConditions(c...)
+}
+
+// GetManagementPolicies of this VirtualMachineTemplate, narrowed by kubemox's reconcile-mode
+// annotation (see ResourceSpec.Policies).
+func (mg *VirtualMachineTemplate) GetManagementPolicies() xpv2.ManagementPolicies {
+	return mg.Spec.Policies(mg.GetAnnotations())
+}
+
+// SetManagementPolicies of this VirtualMachineTemplate.
+func (mg *VirtualMachineTemplate) SetManagementPolicies(p xpv2.ManagementPolicies) {
+	mg.Spec.ManagementPolicies = p
+}
+
+// GetProviderConfigReference of this VirtualMachineTemplate: the ProxmoxConnection it uses
+// (see ResourceSpec.Connection).
+func (mg *VirtualMachineTemplate) GetProviderConfigReference() *xpv2.ProviderConfigReference {
+	return mg.Spec.Connection()
+}
+
+// SetProviderConfigReference of this VirtualMachineTemplate.
+func (mg *VirtualMachineTemplate) SetProviderConfigReference(r *xpv2.ProviderConfigReference) {
+	mg.Spec.ProviderConfigReference = r
+}
+
+// GetWriteConnectionSecretToReference of this VirtualMachineTemplate.
+func (mg *VirtualMachineTemplate) GetWriteConnectionSecretToReference() *xpv2.LocalSecretReference {
+	return mg.Spec.WriteConnectionSecretToReference
+}
+
+// SetWriteConnectionSecretToReference of this VirtualMachineTemplate.
+func (mg *VirtualMachineTemplate) SetWriteConnectionSecretToReference(r *xpv2.LocalSecretReference) {
+	mg.Spec.WriteConnectionSecretToReference = r
+}
+
+// GetItems of this VirtualMachineTemplateList.
+func (l *VirtualMachineTemplateList) GetItems() []resource.Managed {
 	items := make([]resource.Managed, len(l.Items))
 	for i := range l.Items {
 		items[i] = &l.Items[i]

@@ -31,9 +31,11 @@ import (
 	"github.com/kubemox/provider-proxmox/internal/controller/gated"
 	"github.com/kubemox/provider-proxmox/internal/controller/guestimport"
 	"github.com/kubemox/provider-proxmox/internal/controller/snapshotpolicy"
+	"github.com/kubemox/provider-proxmox/internal/controller/storagedownloadurl"
 	"github.com/kubemox/provider-proxmox/internal/controller/virtualmachine"
 	"github.com/kubemox/provider-proxmox/internal/controller/virtualmachineset"
 	"github.com/kubemox/provider-proxmox/internal/controller/virtualmachinesnapshot"
+	"github.com/kubemox/provider-proxmox/internal/controller/virtualmachinetemplate"
 )
 
 // SetupGated registers every controller with setups: each is added to mgr
@@ -63,4 +65,9 @@ func SetupGated(mgr ctrl.Manager, o controller.Options, clients *pve.Cache, setu
 	// A policy lists VirtualMachines and makes VirtualMachineSnapshots.
 	setups.Register(v1alpha1.VirtualMachineSnapshotPolicyKind, func() error { return snapshotpolicy.Setup(mgr, o) },
 		v1alpha1.VirtualMachineSnapshotPolicyGroupVersionKind, v1alpha1.VirtualMachineSnapshotGroupVersionKind, v1alpha1.VirtualMachineGroupVersionKind)
+	setups.Register(v1alpha1.StorageDownloadURLKind, func() error { return storagedownloadurl.Setup(mgr, o, clients) },
+		v1alpha1.StorageDownloadURLGroupVersionKind)
+	// A template owns the StorageDownloadURL of its image.
+	setups.Register(v1alpha1.VirtualMachineTemplateKind, func() error { return virtualmachinetemplate.Setup(mgr, o, clients) },
+		v1alpha1.VirtualMachineTemplateGroupVersionKind, v1alpha1.StorageDownloadURLGroupVersionKind)
 }

@@ -76,6 +76,13 @@ func wantTaskFailure(t *testing.T, c *proxmox.Client, task *proxmox.Task, wantMs
 	if tfe.ExitStatus != wantMsg {
 		t.Fatalf("exit status %q, want %q", tfe.ExitStatus, wantMsg)
 	}
+	log, err := task.Log(testCtx(t), 0, 500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := log[len(log)-1]; last != "TASK ERROR: "+wantMsg {
+		t.Fatalf("last log line %q, want the exit status after \"TASK ERROR: \"", last)
+	}
 }
 
 func TestCreateReservesVMIDAndLocksUntilDisksExist(t *testing.T) {
@@ -137,17 +144,39 @@ func TestCreateReservesVMIDAndLocksUntilDisksExist(t *testing.T) {
 	}
 }
 
+// A create whose worker fails (create_disks finds no ISO) ends as qemu-server's worker
+// dies, "unable to create VM N - <error>", and removes the config it reserved.
 func TestFailedCreateRemovesConfig(t *testing.T) {
 	sim := startSim(t, pvesim.Options{})
 	c := tokenClient(t, sim)
 	task, err := nodeOf(t, c, "pve").NewVirtualMachine(testCtx(t), 150,
-		proxmox.VirtualMachineOption{Name: "scsi0", Value: "local:8"})
+		proxmox.VirtualMachineOption{Name: "scsi0", Value: "local-lvm:8"},
+		proxmox.VirtualMachineOption{Name: "ide2", Value: "local:iso/missing.iso,media=cdrom"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantTaskFailure(t, c, task, "storage 'local' does not support content-type 'images'")
+	wantTaskFailure(t, c, task, "unable to create VM 150 - volume local:iso/missing.iso does not exist")
 	if _, ok := sim.Guest(150); ok {
 		t.Fatal("a failed create must remove its config")
+	}
+}
+
+// check_storage_access refuses a new disk on a storage that is missing or holds no
+// images before forking: an HTTP 500, no task, no config.
+func TestCreateChecksDiskStoragesBeforeForking(t *testing.T) {
+	sim := startSim(t, pvesim.Options{})
+	c := tokenClient(t, sim)
+	for value, want := range map[string]string{
+		"local:8":   "storage 'local' does not support vm images",
+		"nowhere:8": "storage 'nowhere' does not exist",
+	} {
+		_, err := nodeOf(t, c, "pve").NewVirtualMachine(testCtx(t), 151, proxmox.VirtualMachineOption{Name: "scsi0", Value: value})
+		if ae := apiErr(t, err); ae.Status != "500 "+want || ae.Message != want {
+			t.Errorf("scsi0=%s: %v, want 500 %q", value, err, want)
+		}
+		if _, ok := sim.Guest(151); ok {
+			t.Fatalf("scsi0=%s: a refused create must leave no config", value)
+		}
 	}
 }
 
@@ -639,4 +668,57 @@ func TestGoProxmoxTraps(t *testing.T) {
 	if cs[0].(map[string]any)["online"] != float64(1) {
 		t.Fatalf("cluster/status booleans as numbers: %v", cs)
 	}
+}
+
+// POST config runs update_vm_api's early checks before forking, as a 500 with no task:
+// the digest, the lock property (skiplock passes it), and balloon against memory.
+func TestConfigPostEarlyChecks(t *testing.T) {
+	sim := startSim(t, pvesim.Options{})
+	if err := sim.AddGuest(pvesim.GuestSeed{Node: "pve", VMID: 410, Config: map[string]string{"memory": "2048", "scsi0": "local-lvm:4"}}); err != nil {
+		t.Fatal(err)
+	}
+	c := tokenClient(t, sim)
+	ctx := testCtx(t)
+	vm := vmOf(t, c, "pve", 410)
+	cases := map[string]struct {
+		lock string
+		opts []proxmox.VirtualMachineOption
+		want string
+	}{
+		"digest":  {opts: []proxmox.VirtualMachineOption{{Name: "digest", Value: "0123456789abcdef"}, {Name: "cores", Value: 2}}, want: "detected modified configuration - file changed by other user? Try again."},
+		"lock":    {lock: "clone", opts: []proxmox.VirtualMachineOption{{Name: "cores", Value: 2}}, want: "VM is locked (clone)"},
+		"balloon": {opts: []proxmox.VirtualMachineOption{{Name: "balloon", Value: 4096}}, want: "balloon value too large (must be smaller than assigned memory)"},
+		"balloon against new memory": {opts: []proxmox.VirtualMachineOption{{Name: "memory", Value: 1024}, {Name: "balloon", Value: 2048}},
+			want: "balloon value too large (must be smaller than assigned memory)"},
+	}
+	for name, tc := range cases {
+		if err := sim.SetGuestConfig(410, "lock", tc.lock); err != nil {
+			t.Fatal(err)
+		}
+		before := len(taskList(t, c))
+		_, err := vm.Config(ctx, tc.opts...)
+		if ae := apiErr(t, err); ae.Status != "500 "+tc.want || ae.Message != tc.want {
+			t.Errorf("%s: %v, want a 500 %q", name, err, tc.want)
+		}
+		if after := len(taskList(t, c)); after != before {
+			t.Errorf("%s: a refused update started a task", name)
+		}
+	}
+	if err := sim.SetGuestConfig(410, "lock", "backup"); err != nil {
+		t.Fatal(err)
+	}
+	task, err := vm.Config(ctx, proxmox.VirtualMachineOption{Name: "cores", Value: 3}, proxmox.VirtualMachineOption{Name: "skiplock", Value: 1})
+	if err != nil || waitTask(t, c, task) != nil {
+		t.Fatalf("skiplock: %v", err)
+	}
+}
+
+// taskList is every task the node lists.
+func taskList(t *testing.T, c *proxmox.Client) proxmox.Tasks {
+	t.Helper()
+	tasks, err := nodeOf(t, c, "pve").Tasks(testCtx(t), &proxmox.NodeTasksOptions{Source: "all", Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tasks
 }

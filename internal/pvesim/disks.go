@@ -2,36 +2,34 @@ package pvesim
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 )
 
-// parseSize reads PVE disk sizes: "32G", "512M", "1T", "4096K", or bytes; a bare number
-// in an allocation ("local-lvm:32") means GiB and is handled by the caller.
+// reSize is pve-common's parse_size: digits, an optional fraction, an optional unit.
+var reSize = regexp.MustCompile(`^(\d+(?:\.\d+)?)([KMGT])?$`)
+
+// sizeUnits are parse_size's multipliers.
+var sizeUnits = map[string]float64{"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+// maxSize is the first byte count an int64 cannot hold (2^63).
+const maxSize = float64(1 << 63)
+
+// parseSize reads PVE disk sizes as parse_size does: "32G", "512M", "1T", "4096K", or
+// bytes; a bare number in an allocation ("local-lvm:32") means GiB and is handled by the
+// caller. Anything else, or a size past what a byte count holds, is refused.
 func parseSize(s string) (int64, bool) {
-	s = strings.TrimSpace(s)
-	if s == "" {
+	m := reSize.FindStringSubmatch(strings.TrimSpace(s))
+	if m == nil {
 		return 0, false
 	}
-	mult := int64(1)
-	switch s[len(s)-1] {
-	case 'K', 'k':
-		mult = 1 << 10
-	case 'M', 'm':
-		mult = 1 << 20
-	case 'G', 'g':
-		mult = 1 << 30
-	case 'T', 't':
-		mult = 1 << 40
-	}
-	if mult != 1 {
-		s = s[:len(s)-1]
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || f < 0 {
+	f, err := strconv.ParseFloat(m[1], 64)
+	b := f * sizeUnits[m[2]]
+	if err != nil || !(b < maxSize) {
 		return 0, false
 	}
-	return int64(f * float64(mult)), true
+	return int64(b), true
 }
 
 // formatSize renders bytes the way PVE writes "size=" in configs.

@@ -105,3 +105,48 @@ func FuzzDecodeParams(f *testing.F) {
 		}
 	})
 }
+
+func FuzzParseSize(f *testing.F) {
+	for _, s := range []string{"32G", "512M", "1T", "4096K", "1.5G", "-1", "1e400", "1e19G", "NaN", "Inf", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if n, ok := parseSize(s); ok && n < 0 {
+			t.Fatalf("parseSize(%q) = %d: a size is never negative", s, n)
+		}
+	})
+}
+
+// A worker's error is always one line: the task log's last line and the exit status.
+func FuzzWorkerErrorLine(f *testing.F) {
+	f.Add("unable to create VM 100 - volume x does not exist\n", "ide2", "bad\nvalue", 400)
+	f.Add("a\nb\n\n", "", "", 500)
+	f.Fuzz(func(t *testing.T, msg, param, paramMsg string, status int) {
+		var err error = errInternal("%s", msg)
+		if param != "" {
+			err = &apiError{Status: status, Message: msg, Errors: map[string]string{param: paramMsg}}
+		}
+		line := workerErrorLine(dieWith("unable to create VM 100 -", err))
+		if strings.ContainsAny(line, "\n") || !strings.HasPrefix(line, "unable to create VM 100 - ") {
+			t.Fatalf("worker error %q is not one line with its prefix", line)
+		}
+	})
+}
+
+// The reason-phrase rewrite never breaks a response head: a rewritten head keeps its
+// status code and loses the internal header line.
+func FuzzReasonPhrase(f *testing.F) {
+	f.Add("HTTP/1.1 500 Internal Server Error\r\nA: b\r\n" + reasonHeader + ": VM is locked (clone)\r\n\r\n{}")
+	f.Add("HTTP/1.1 200 OK\r\n\r\n")
+	f.Add("HTTP/1.1 5\r\n" + reasonHeader + ": x\r\n\r\n")
+	f.Fuzz(func(t *testing.T, p string) {
+		out, ok := withReasonPhrase([]byte(p))
+		if !ok {
+			return
+		}
+		line := "\r\n" + reasonHeader + ": "
+		if string(out[:12]) != p[:12] || strings.Count(string(out), line) != strings.Count(p, line)-1 {
+			t.Fatalf("rewrite of %q gave %q", p, out)
+		}
+	})
+}

@@ -44,17 +44,26 @@ func (s *Server) allocDrive(g *guest, key, value string) (string, error) {
 	}
 	if ok {
 		if _, _, found := s.findVolume(g.Node, vol); !found {
-			return "", errParam(key, fmt.Sprintf("volume '%s' does not exist", vol))
+			return "", missingVolume(g, key, vol)
 		}
 	}
 	return value, nil
+}
+
+// missingVolume is the refusal of a drive naming a volume that does not exist: qemu-server's
+// create_disks dies "volume <volid> does not exist" (volume_size_info found nothing).
+func missingVolume(g *guest, key, vol string) error {
+	if g.Kind == KindQemu {
+		return errInternal("volume %s does not exist", vol)
+	}
+	return errParam(key, fmt.Sprintf("volume '%s' does not exist", vol))
 }
 
 func (s *Server) allocNewDrive(g *guest, stID, sizeGiB string, opts map[string]string, content string) (string, error) {
 	gb, _ := strconv.ParseFloat(sizeGiB, 64)
 	size := int64(gb * float64(gib))
 	if src := opts["import-from"]; src != "" {
-		_, sv, ok := s.findVolume(g.Node, src)
+		sv, ok := s.importSource(g.Node, src)
 		if !ok {
 			return "", errInternal("volume '%s' does not exist", src)
 		}

@@ -70,9 +70,11 @@ func testCtx(t *testing.T) context.Context {
 // rawResponse is a decoded PVE answer with its status.
 type rawResponse struct {
 	Status int
-	Header http.Header
-	Body   map[string]json.RawMessage
-	Text   string
+	// StatusLine is the code and reason phrase ("500 VM is locked (clone)").
+	StatusLine string
+	Header     http.Header
+	Body       map[string]json.RawMessage
+	Text       string
 }
 
 func (r rawResponse) message() string {
@@ -111,7 +113,7 @@ func rawCall(t *testing.T, sim *pvesim.Server, method, path, contentType, body s
 	}
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
-	out := rawResponse{Status: res.StatusCode, Header: res.Header, Text: string(b), Body: map[string]json.RawMessage{}}
+	out := rawResponse{Status: res.StatusCode, StatusLine: res.Status, Header: res.Header, Text: string(b), Body: map[string]json.RawMessage{}}
 	_ = json.Unmarshal(b, &out.Body)
 	return out
 }

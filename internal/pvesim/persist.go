@@ -207,6 +207,7 @@ func (s *Server) Reset() {
 	s.restoreState(base)
 	s.st.tasks = map[string]*task{}
 	s.st.taskLog = map[string][]*task{}
+	s.st.dropFileLocks()
 	s.mu.Unlock()
 	s.faults.clear()
 	s.counters.reset()

@@ -413,15 +413,57 @@ func (s *Server) detachVolume(g *guest, value string) {
 	}
 }
 
-// updateQemuConfig checks digest and lock, then applies the change.
+// updateQemuConfig runs update_vm_api's checks, then applies the change.
 func (s *Server) updateQemuConfig(g *guest, r *request, ch configChange) error {
+	if err := checkQemuUpdate(g, r, ch); err != nil {
+		return err
+	}
+	return s.applyQemuChange(g, ch)
+}
+
+// checkQemuUpdate is update_vm_api's early checks, run before forking and again in the
+// worker: the digest, the lock property (unless skiplock), and balloon against memory.
+func checkQemuUpdate(g *guest, r *request, ch configChange) error {
 	if d := r.str("digest"); d != "" && d != g.digest() {
 		return errInternal("detected modified configuration - file changed by other user? Try again.")
 	}
 	if err := checkLock(g, r); err != nil {
 		return err
 	}
-	return s.applyQemuChange(g, ch)
+	return checkBalloon(g, ch)
+}
+
+// defaultMemoryMB is qemu-server's default memory.
+const defaultMemoryMB = 512
+
+// checkBalloon refuses a balloon target above the memory the VM will have.
+func checkBalloon(g *guest, ch configChange) error {
+	memory, setMemory := ch.set["memory"]
+	balloon, setBalloon := ch.set["balloon"]
+	if !setMemory && !setBalloon {
+		return nil
+	}
+	if !setMemory {
+		memory = firstSet(g.Pending["memory"], g.Config["memory"])
+	}
+	if !setBalloon {
+		balloon = firstSet(g.Pending["balloon"], g.Config["balloon"])
+	}
+	maxMem := atoiDefault(strings.TrimPrefix(strings.SplitN(memory, ",", 2)[0], "current="), defaultMemoryMB)
+	if b := atoiDefault(balloon, 0); b > 0 && b > maxMem {
+		return errInternal("balloon value too large (must be smaller than assigned memory)")
+	}
+	return nil
+}
+
+// firstSet returns the first non-empty value.
+func firstSet(values ...string) string {
+	for _, v := range values {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
 }
 
 // qemuConfigRequest resolves the VM of a config update and parses the change.
@@ -434,33 +476,49 @@ func (s *Server) qemuConfigRequest(r *request) (*guest, configChange, error) {
 	if err != nil {
 		return nil, configChange{}, err
 	}
+	if err := s.checkImportSources(r, ch.set); err != nil {
+		return nil, configChange{}, err
+	}
 	return g, ch, nil
 }
 
-// handleQemuConfigPut is the synchronous update: errors come back as 500s.
+// handleQemuConfigPut is the synchronous update: errors come back as 500s, a config file
+// lock held by a task included (after waiting for it, as lock_config does).
 func handleQemuConfigPut(s *Server, r *request) (any, error) {
 	g, ch, err := s.qemuConfigRequest(r)
 	if err != nil {
 		return nil, err
 	}
+	if err := s.awaitFileLock(g.VMID); err != nil {
+		return nil, err
+	}
+	if g, err = s.qemuGuest(r); err != nil { // it may have changed while we waited
+		return nil, err
+	}
 	return nil, s.updateQemuConfig(g, r, ch)
 }
 
-// handleQemuConfigPost is the asynchronous update: PVE does the work, digest and lock
-// checks included, in a qmconfig worker.
+// handleQemuConfigPost is the asynchronous update: update_vm_api's early checks (digest,
+// lock property, balloon) fail the request with a 500 before forking; the qmconfig worker
+// repeats them and does the work.
 func handleQemuConfigPost(s *Server, r *request) (any, error) {
 	g, ch, err := s.qemuConfigRequest(r)
 	if err != nil {
 		return nil, err
 	}
+	if err := checkQemuUpdate(g, r, ch); err != nil {
+		return nil, err
+	}
 	vmid := g.VMID
 	upid := s.startTask(r, taskDef{Type: "qmconfig", ID: strconv.Itoa(vmid), Node: g.Node,
-		Finish: func(_ *task) error {
-			cur, ok := s.st.guests[vmid]
-			if !ok {
-				return errNoConfig(KindQemu, r.node(), vmid)
-			}
-			return s.updateQemuConfig(cur, r, ch)
+		Finish: func(t *task) error {
+			return s.withFileLockInWorker(t, vmid, func() error {
+				cur, ok := s.st.guests[vmid]
+				if !ok {
+					return errNoConfig(KindQemu, r.node(), vmid)
+				}
+				return s.updateQemuConfig(cur, r, ch)
+			})
 		}})
 	if r.has("background_delay") && s.st.tasks[upid].ExitStatus == "OK" {
 		return nil, nil
@@ -488,20 +546,53 @@ func handleQemuCreate(s *Server, r *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := s.checkNewDiskStorages(node, ch.set); err != nil {
+		return nil, err
+	}
+	if err := s.checkImportSources(r, ch.set); err != nil {
+		return nil, err
+	}
 	g := newGuest(KindQemu, node, vmid)
 	g.Config["lock"] = "create"
 	g.Pool = r.str("pool")
 	s.addGuest(g, false)
 	start := r.bool("start")
 	return s.startTask(r, taskDef{Type: "qmcreate", ID: strconv.Itoa(vmid), Node: node,
-		Finish: func(t *task) error { return s.finishCreate(g, ch, start, t) },
+		// lock_config_full: the worker holds the new config's file lock to its end.
+		Begin: func(t *task) error { s.holdFileLock(t, vmid); return nil },
+		Finish: func(t *task) error {
+			return dieWith(fmt.Sprintf("unable to create VM %d -", vmid), s.finishCreate(g, ch, start, t))
+		},
 		OnFail: func() { s.discardGuest(g) },
 	}), nil
 }
 
+// checkNewDiskStorages is the storage part of qemu-server's check_storage_access, run
+// before forking: a new disk ("local-lvm:32") needs a storage that exists and holds images.
+func (s *Server) checkNewDiskStorages(node string, set map[string]string) error {
+	for _, k := range sortedKeys(set) {
+		if !isQemuDiskKey(k) || isCDROM(set[k]) {
+			continue
+		}
+		vol, _ := driveVolume(set[k])
+		m := reAllocSyntax.FindStringSubmatch(vol)
+		if m == nil {
+			continue
+		}
+		st, ok := s.st.storage(node, m[1])
+		if !ok {
+			return errInternal("storage '%s' does not exist", m[1])
+		}
+		if !st.supports("images") {
+			return errInternal("storage '%s' does not support vm images", m[1])
+		}
+	}
+	return nil
+}
+
 func (s *Server) finishCreate(g *guest, ch configChange, start bool, t *task) error {
 	if s.st.guests[g.VMID] != g {
-		return errInternal("unable to create VM %d - config file vanished", g.VMID)
+		return errInternal("config file vanished")
 	}
 	set, err := s.prepareValues(g, ch.set)
 	if err != nil {
@@ -567,6 +658,9 @@ func handleQemuDestroy(s *Server, r *request) (any, error) {
 			}
 			if g.running() {
 				return errInternal("VM %d is running - destroy failed", g.VMID)
+			}
+			if base, used := s.baseVolumeInUse(g); used {
+				return errInternal("base volume '%s' is still in use by linked clones", base)
 			}
 			s.freeGuestVolumes(g)
 			if r.bool("destroy-unreferenced-disks") {

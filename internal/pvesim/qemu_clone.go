@@ -39,12 +39,17 @@ func handleQemuClone(s *Server, r *request) (any, error) {
 	}
 	var created *guest
 	return s.startTask(r, taskDef{Type: "qmclone", ID: strconv.Itoa(src.VMID), Node: src.Node,
-		Begin: func(_ *task) error {
+		Begin: func(t *task) error {
 			g, err := s.beginClone(src, r, o)
 			created = g
+			if err == nil {
+				// Held to the task's end: the target's exclusively, the source's shared.
+				s.holdFileLock(t, o.newID)
+				s.holdFileLock(t, src.VMID)
+			}
 			return err
 		},
-		Finish: func(t *task) error { return s.finishClone(src, created, o, t) },
+		Finish: func(t *task) error { return dieWith("clone failed:", s.finishClone(src, created, o, t)) },
 		OnFail: func() {
 			if created != nil {
 				s.discardGuest(created)

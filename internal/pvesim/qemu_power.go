@@ -155,6 +155,9 @@ func handleQemuStart(s *Server, r *request) (any, error) {
 			return errInternal("VM %d already running", g.VMID)
 		}
 		t.logf("generating cloud-init ISO")
+		if err := s.failStartOnMissingBridge(g, t); err != nil {
+			return err
+		}
 		s.powerOn(g)
 		return nil
 	})

@@ -12,8 +12,10 @@ func routeTables() []func(*router) {
 		registerQemuRoutes,
 		registerLXCRoutes,
 		registerStorageRoutes,
+		registerDownloadMetadataRoutes,
 		registerPoolRoutes,
 		registerCertRoutes,
+		registerNetworkRoutes,
 	}
 }
 

@@ -46,6 +46,9 @@ type Options struct {
 	// NodesWithoutSkopeo are nodes where skopeo is not installed, so
 	// oci-registry-pull fails there as PVE's does.
 	NodesWithoutSkopeo []string
+	// ConfigLockTimeout is how long a writer waits for a guest's config file lock held by
+	// a create or clone task before failing with "got timeout"; default 10 s as PVE.
+	ConfigLockTimeout time.Duration
 }
 
 // Server is a running simulated Proxmox VE cluster.
@@ -149,7 +152,7 @@ func (s *Server) listen() error {
 			return s.cert.Load(), nil
 		},
 	}
-	s.ln = tls.NewListener(ln, tlsCfg)
+	s.ln = reasonListener{tls.NewListener(ln, tlsCfg)}
 	s.hs = &http.Server{Handler: s, ReadHeaderTimeout: 30 * time.Second, ErrorLog: discardLogger()}
 	s.baseURL = "https://" + hostForURL(ln.Addr().String())
 	go func() { _ = s.hs.Serve(s.ln) }()

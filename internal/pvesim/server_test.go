@@ -16,7 +16,7 @@ func TestEnvelopeHeadersAndErrors(t *testing.T) {
 	sim := startSim(t, pvesim.Options{})
 
 	res := rawCall(t, sim, http.MethodGet, "/version", "", "", tokenHeader())
-	if res.Status != 200 || res.Header.Get("Server") != "pve-api-daemon/3.0" {
+	if res.StatusLine != "200 OK" || res.Header.Get("Server") != "pve-api-daemon/3.0" {
 		t.Fatalf("version: %d %v", res.Status, res.Header)
 	}
 	if _, ok := res.Body["data"]; !ok {
@@ -24,12 +24,12 @@ func TestEnvelopeHeadersAndErrors(t *testing.T) {
 	}
 
 	res = rawCall(t, sim, http.MethodGet, "/nodes/pve/nothing", "", "", tokenHeader())
-	if res.Status != 501 || res.message() != "Method 'GET /nodes/pve/nothing' not implemented\n" {
+	if res.StatusLine != "501 Method 'GET /nodes/pve/nothing' not implemented" || res.message() != "Method 'GET /nodes/pve/nothing' not implemented\n" {
 		t.Fatalf("unknown path: %d %q", res.Status, res.message())
 	}
 
 	res = rawCall(t, sim, http.MethodGet, "/version", "", "", nil)
-	if res.Status != 401 || res.message() != "No ticket\n" {
+	if res.StatusLine != "401 No ticket" || res.message() != "No ticket\n" {
 		t.Fatalf("no credentials: %d %q", res.Status, res.message())
 	}
 
@@ -39,7 +39,7 @@ func TestEnvelopeHeadersAndErrors(t *testing.T) {
 	}
 
 	res = rawCall(t, sim, http.MethodGet, "/cluster/resources?type=bogus", "", "", tokenHeader())
-	if res.Status != 400 || res.message() != "Parameter verification failed.\n" || !strings.Contains(res.errors()["type"], "enumeration") {
+	if res.StatusLine != "400 Parameter verification failed." || res.message() != "Parameter verification failed.\n" || !strings.Contains(res.errors()["type"], "enumeration") {
 		t.Fatalf("enum: %d %s", res.Status, res.Text)
 	}
 
@@ -207,5 +207,28 @@ func TestRejectedBySecretAndRequestLog(t *testing.T) {
 	sim.ResetCounters()
 	if n := len(sim.RequestLog()); n != 0 {
 		t.Errorf("request log after ResetCounters has %d entries", n)
+	}
+}
+
+// An error's status line carries its message as pveproxy sends it, the internal header
+// that carries it there never reaches the client, and the connection stays usable.
+func TestErrorMessageInStatusLine(t *testing.T) {
+	sim := startSim(t, pvesim.Options{})
+	for range 2 {
+		res := rawCall(t, sim, http.MethodGet, "/nodes/pve/qemu/4242/config", "", "", tokenHeader())
+		want := "500 Configuration file 'nodes/pve/qemu-server/4242.conf' does not exist"
+		if res.StatusLine != want || res.message() != "Configuration file 'nodes/pve/qemu-server/4242.conf' does not exist\n" {
+			t.Fatalf("status line %q (want %q), body %s", res.StatusLine, want, res.Text)
+		}
+		if len(res.Header.Values("X-Pvesim-Reason")) != 0 {
+			t.Fatalf("the internal reason header leaked: %v", res.Header)
+		}
+		if res.Header.Get("Content-Type") != "application/json;charset=UTF-8" {
+			t.Fatalf("headers lost in the rewrite: %v", res.Header)
+		}
+	}
+	ok := rawCall(t, sim, http.MethodGet, "/version", "", "", tokenHeader())
+	if ok.StatusLine != "200 OK" {
+		t.Fatalf("a success after errors: %q", ok.StatusLine)
 	}
 }

@@ -29,7 +29,11 @@ type state struct {
 	// storages maps node -> storage id -> storage; a shared storage is the same pointer on every node.
 	storages map[string]map[string]*storage
 	pools    map[string]*pool
-	tasks    map[string]*task
+	// bridges maps node -> its Linux bridges, in creation order.
+	bridges map[string][]string
+	// fileLocks are the config file locks tasks hold, by VMID.
+	fileLocks map[int]*fileLock
+	tasks     map[string]*task
 	// taskLog keeps each node's tasks in start order.
 	taskLog map[string][]*task
 	pidSeq  int
@@ -132,12 +136,14 @@ const (
 
 func newState(opts Options) *state {
 	st := &state{
-		nodeSet:  map[string]bool{},
-		guests:   map[int]*guest{},
-		storages: map[string]map[string]*storage{},
-		pools:    map[string]*pool{},
-		tasks:    map[string]*task{},
-		taskLog:  map[string][]*task{},
+		nodeSet:   map[string]bool{},
+		guests:    map[int]*guest{},
+		storages:  map[string]map[string]*storage{},
+		pools:     map[string]*pool{},
+		bridges:   map[string][]string{},
+		fileLocks: map[int]*fileLock{},
+		tasks:     map[string]*task{},
+		taskLog:   map[string][]*task{},
 	}
 	var shared *storage
 	if opts.SharedStorage != "" {
@@ -147,6 +153,7 @@ func newState(opts Options) *state {
 	for _, n := range opts.Nodes {
 		st.nodes = append(st.nodes, n)
 		st.nodeSet[n] = true
+		st.bridges[n] = []string{defaultBridge}
 		st.storages[n] = map[string]*storage{
 			"local": {ID: "local", Type: "dir", Total: 1 << 40, Path: "/var/lib/vz",
 				Content: []string{"iso", "vztmpl", "snippets", "import", "backup"}, Volumes: map[string]*volume{}},

@@ -224,6 +224,8 @@ func volumePath(st *storage, volid string) string {
 		return st.Path + "/template/iso/" + strings.TrimPrefix(name, "iso/")
 	case strings.HasPrefix(name, "vztmpl/"):
 		return st.Path + "/template/cache/" + strings.TrimPrefix(name, "vztmpl/")
+	case strings.HasPrefix(name, "import/"):
+		return st.Path + "/import/" + strings.TrimPrefix(name, "import/")
 	case strings.HasPrefix(name, "backup/"):
 		return st.Path + "/dump/" + strings.TrimPrefix(name, "backup/")
 	}

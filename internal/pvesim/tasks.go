@@ -29,6 +29,8 @@ type task struct {
 
 	timer  *time.Timer
 	onFail func()
+	// releases let go of the config file locks the task holds, when it ends.
+	releases []func()
 }
 
 // taskDef describes the work of a task. Begin runs when the worker starts, Finish when its
@@ -112,7 +114,7 @@ func (s *Server) startTaskAs(user, fault string, def taskDef) string {
 			return
 		}
 		if err := callStep(def.Begin, t); err != nil {
-			s.endTask(t, err)
+			s.endStep(t, err)
 			return
 		}
 		s.stepDone(t)
@@ -122,7 +124,7 @@ func (s *Server) startTaskAs(user, fault string, def taskDef) string {
 			if s.closed || t.Status != "running" {
 				return
 			}
-			s.endTask(t, callStep(finish, t))
+			s.endStep(t, callStep(finish, t))
 		})
 	})
 	return t.UPID
@@ -130,10 +132,17 @@ func (s *Server) startTaskAs(user, fault string, def taskDef) string {
 
 func (s *Server) runTask(t *task, begin, finish func(*task) error) {
 	if err := callStep(begin, t); err != nil {
-		s.endTask(t, err)
+		s.endStep(t, err)
 		return
 	}
-	s.endTask(t, callStep(finish, t))
+	s.endStep(t, callStep(finish, t))
+}
+
+// endStep ends the task with a step's result, unless the step continues on its own.
+func (s *Server) endStep(t *task, err error) {
+	if !errors.Is(err, errStepWaits) {
+		s.endTask(t, err)
+	}
 }
 
 func callStep(step func(*task) error, t *task) error {
@@ -160,7 +169,7 @@ func (s *Server) endTask(t *task, err error) {
 		t.ExitStatus = warnings.Error()
 		t.logf("TASK %s", t.ExitStatus)
 	case err != nil:
-		msg := strings.TrimSuffix(err.Error(), "\n")
+		msg := workerErrorLine(err)
 		if t.onFail != nil {
 			t.onFail()
 		}
@@ -170,6 +179,10 @@ func (s *Server) endTask(t *task, err error) {
 		t.ExitStatus = "OK"
 		t.logf("TASK OK")
 	}
+	for _, release := range t.releases {
+		release()
+	}
+	t.releases = nil
 	s.stepDone(t)
 }
 

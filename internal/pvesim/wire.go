@@ -90,10 +90,8 @@ func writeError(w http.ResponseWriter, err error) {
 	if !errors.As(err, &ae) {
 		ae = errInternal("%s", err.Error())
 	}
-	msg := ae.Message
-	if !strings.HasSuffix(msg, "\n") {
-		msg += "\n"
-	}
+	msg := ensureNewline(ae.Message)
+	setReason(w, msg)
 	writeEnvelope(w, ae.Status, envelope{Data: nil, Message: msg, Errors: ae.Errors})
 }
 
@@ -114,4 +112,55 @@ func boolNum(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// perlText is an error as Perl stringifies what the worker died with: a plain die is its
+// message; a PVE::Exception raised with a code (raise_param_exc's 400, raise_perm_exc's
+// 403) starts with that code and lists each parameter's message on a line of its own.
+// errInternal stands for a plain die, so a 500 carries no code.
+func perlText(err error) string {
+	var ae *apiError
+	if !errors.As(err, &ae) {
+		return ensureNewline(err.Error())
+	}
+	msg := ae.Message
+	if ae.Status != http.StatusInternalServerError {
+		msg = strconv.Itoa(ae.Status) + " " + msg
+	}
+	msg = ensureNewline(msg)
+	for _, k := range sortedKeys(ae.Errors) {
+		msg += k + ": " + ae.Errors[k] + "\n"
+	}
+	return msg
+}
+
+func ensureNewline(s string) string {
+	if strings.HasSuffix(s, "\n") {
+		return s
+	}
+	return s + "\n"
+}
+
+// workerErrorLine is the one line fork_worker makes of a worker's error: chomped, every
+// newline a space. It is both the "TASK ERROR: " log line and the task's exit status.
+func workerErrorLine(err error) string {
+	return strings.ReplaceAll(strings.TrimSuffix(perlText(err), "\n"), "\n", " ")
+}
+
+// workerError is a worker's die "$prefix $err": the prefix, then the inner error as Perl
+// stringifies it (an exception keeps its code and parameter lines).
+type workerError struct {
+	prefix string
+	inner  error
+}
+
+func (e *workerError) Error() string { return e.prefix + " " + perlText(e.inner) }
+
+// dieWith wraps a worker's error as qemu-server's workers do ("unable to create VM 100 -",
+// "clone failed:"); nil stays nil.
+func dieWith(prefix string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &workerError{prefix: prefix, inner: err}
 }

@@ -65,8 +65,12 @@ const ctHead = `
   template:
 `
 
-func TestContainerAdmission(t *testing.T) {
-	runAdmission(t, map[string]admissionCase{
+func TestContainerAdmission(t *testing.T) { runAdmission(t, containerCases()) }
+
+// containerCases are Container manifests the API server accepts or refuses;
+// the refused ones are also rows of the cross-kind bad-input table.
+func containerCases() map[string]admissionCase {
+	return map[string]admissionCase{
 		// Accepted.
 		"KubemoxClone": {manifest: kubemoxContainer},
 		"OSTemplateEverything": {manifest: ct(`
@@ -206,5 +210,5 @@ func TestContainerAdmission(t *testing.T) {
   rebootPolicy: Sometimes
   template: {ostemplate: "local:vztmpl/x.tar.zst"}
 `), wantErr: []string{"spec.rebootPolicy: Unsupported value"}},
-	})
+	}
 }

@@ -65,8 +65,11 @@ spec:
 ` + spec
 }
 
-func TestProxmoxConnectionAdmission(t *testing.T) {
-	runAdmission(t, map[string]admissionCase{
+func TestProxmoxConnectionAdmission(t *testing.T) { runAdmission(t, proxmoxConnectionCases()) }
+
+// proxmoxConnectionCases are ProxmoxConnection manifests the API server accepts or refuses; the refused ones are also rows of the cross-kind bad-input table.
+func proxmoxConnectionCases() map[string]admissionCase {
+	return map[string]admissionCase{
 		// Accepted.
 		"SeedPasswordInline": {manifest: seedPasswordInline},
 		"SeedTokenSecret":    {manifest: seedTokenSecret},
@@ -203,7 +206,7 @@ func TestProxmoxConnectionAdmission(t *testing.T) {
   password: x
   maxConcurrentRequests: 65
 `), wantErr: []string{"spec.maxConcurrentRequests", "less than or equal to 64"}},
-	})
+	}
 }
 
 // TestExamplesAccepted applies every manifest under examples/ (the seed's

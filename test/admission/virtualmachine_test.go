@@ -156,8 +156,11 @@ func disk(dev, size string) string {
 `)
 }
 
-func TestVirtualMachineAdmission(t *testing.T) {
-	runAdmission(t, map[string]admissionCase{
+func TestVirtualMachineAdmission(t *testing.T) { runAdmission(t, virtualMachineCases()) }
+
+// virtualMachineCases are VirtualMachine manifests the API server accepts or refuses; the refused ones are also rows of the cross-kind bad-input table.
+func virtualMachineCases() map[string]admissionCase {
+	return map[string]admissionCase{
 		// Accepted.
 		"SeedSample":            {manifest: seedVirtualMachine},
 		"KubemoxClone":          {manifest: kubemoxClone},
@@ -363,7 +366,7 @@ func TestVirtualMachineAdmission(t *testing.T) {
       ipConfigs:
       - ipv6: {address: auto, gateway: 192.0.2.1}
 `), wantErr: []string{"spec.template.cloudInitConfig.ipConfigs[0].ipv6.gateway", "ipv6.gateway must be an IPv6 address"}},
-	})
+	}
 }
 
 // TestConnectionReferences covers the four reference cases of issue 3 on

@@ -50,7 +50,14 @@ spec:
 }
 
 func TestVirtualMachineSnapshotAdmission(t *testing.T) {
-	runAdmission(t, map[string]admissionCase{
+	runAdmission(t, virtualMachineSnapshotCases())
+}
+
+// virtualMachineSnapshotCases are VirtualMachineSnapshot manifests the API
+// server accepts or refuses; the refused ones are also rows of the
+// cross-kind bad-input table.
+func virtualMachineSnapshotCases() map[string]admissionCase {
+	return map[string]admissionCase{
 		"kubemox's manifest applies unchanged": {manifest: kubemoxSnapshot},
 		"a guest named by vmid and nodeName": {manifest: snapshot(`
   vmid: 4242
@@ -110,7 +117,7 @@ func TestVirtualMachineSnapshotAdmission(t *testing.T) {
     kind: ClusterProviderConfig
     name: default
 `), wantErr: []string{"providerConfigRef.kind must be ProxmoxConnection"}},
-	})
+	}
 }
 
 // Only the description may change; every other field's change is refused
@@ -148,7 +155,14 @@ func TestVirtualMachineSnapshotImmutability(t *testing.T) {
 }
 
 func TestVirtualMachineSnapshotPolicyAdmission(t *testing.T) {
-	runAdmission(t, map[string]admissionCase{
+	runAdmission(t, virtualMachineSnapshotPolicyCases())
+}
+
+// virtualMachineSnapshotPolicyCases are VirtualMachineSnapshotPolicy
+// manifests the API server accepts or refuses; the refused ones are also
+// rows of the cross-kind bad-input table.
+func virtualMachineSnapshotPolicyCases() map[string]admissionCase {
+	return map[string]admissionCase{
 		"kubemox's manifest applies unchanged": {manifest: `
 apiVersion: proxmox.alperen.cloud/v1alpha1
 kind: VirtualMachineSnapshotPolicy
@@ -212,5 +226,5 @@ spec:
   snapshotSchedule: "@daily"
   snapshotDeletionPolicy: Orphan
 `, wantErr: []string{"spec.snapshotDeletionPolicy"}},
-	})
+	}
 }

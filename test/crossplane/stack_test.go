@@ -72,6 +72,8 @@ var ourCRDs = []string{
 	"virtualmachines.proxmox.alperen.cloud",
 	"containers.proxmox.alperen.cloud",
 	"customcertificates.proxmox.alperen.cloud",
+	"storagedownloadurls.proxmox.alperen.cloud",
+	"virtualmachinetemplates.proxmox.alperen.cloud",
 	"virtualmachinesnapshots.proxmox.alperen.cloud",
 	"virtualmachinesnapshotpolicies.proxmox.alperen.cloud",
 	"virtualmachinesets.proxmox.alperen.cloud",

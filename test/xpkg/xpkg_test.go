@@ -400,6 +400,8 @@ func assertPackageContents(t *testing.T, packageYAML []byte) {
 		"virtualmachinesnapshots.proxmox.alperen.cloud": "CustomResourceDefinition",
 		"containers.proxmox.alperen.cloud":              "CustomResourceDefinition",
 		"customcertificates.proxmox.alperen.cloud":      "CustomResourceDefinition",
+		"storagedownloadurls.proxmox.alperen.cloud":     "CustomResourceDefinition",
+		"virtualmachinetemplates.proxmox.alperen.cloud": "CustomResourceDefinition",
 		// Not managed resources: shipped Active like ProxmoxConnection.
 		"virtualmachinesnapshotpolicies.proxmox.alperen.cloud": "ManagedResourceDefinition",
 		"virtualmachinesets.proxmox.alperen.cloud":             "ManagedResourceDefinition",

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"regexp"
 	"strings"
 	"syscall"
 
@@ -94,6 +95,16 @@ func (c *Client) redact(err error) error {
 		return nil
 	}
 	msg := err.Error()
+	redacted := c.scrub(msg)
+	if redacted == msg {
+		return err
+	}
+	return &redactedError{msg: redacted, cause: err}
+}
+
+// scrub hides the client's secrets (credential, ticket, CSRF token) in a
+// text PVE wrote, such as a task's exit status or log.
+func (c *Client) scrub(text string) string {
 	secrets := c.secrets
 	if c.session != nil {
 		c.session.mu.Lock()
@@ -102,16 +113,21 @@ func (c *Client) redact(err error) error {
 		}
 		c.session.mu.Unlock()
 	}
-	redacted := msg
+	return Scrub(text, secrets...)
+}
+
+// reSecretAssignment finds a credential written as key=value (a drive or
+// command line PVE echoes): the value is hidden whatever it is.
+var reSecretAssignment = regexp.MustCompile(`(?i)\b((?:ci)?password|secret|PVEAPIToken|PVEAuthCookie|CSRFPreventionToken)=[^\s,;'"]+`)
+
+// Scrub hides each of secrets, and any key=value credential, in text.
+func Scrub(text string, secrets ...string) string {
 	for _, s := range secrets {
 		if s != "" {
-			redacted = strings.ReplaceAll(redacted, s, "[redacted]")
+			text = strings.ReplaceAll(text, s, "[redacted]")
 		}
 	}
-	if redacted == msg {
-		return err
-	}
-	return &redactedError{msg: redacted, cause: err}
+	return reSecretAssignment.ReplaceAllString(text, "$1=[redacted]")
 }
 
 type redactedError struct {

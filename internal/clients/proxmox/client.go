@@ -67,6 +67,7 @@ type Client struct {
 	secrets []string    // redacted from error messages
 
 	resources *resourcesMemo
+	listings  *listingMemo
 	metrics   *metrics.Connection
 	tasks     *taskClock
 
@@ -99,7 +100,7 @@ func newClient(cfg Config, wrapWire func(http.RoundTripper) http.RoundTripper) (
 
 	c := &Client{
 		retired: &atomic.Bool{}, resources: &resourcesMemo{}, metrics: cfg.Metrics, tasks: newTaskClock(),
-		proof: &authProof{now: time.Now},
+		proof: &authProof{now: time.Now}, listings: newListingMemo(),
 	}
 	c.base = baseTransport(tlsCfg, limit)
 	var wire http.RoundTripper = c.base

@@ -166,6 +166,7 @@ func (c *Client) TaskStatus(ctx context.Context, upid string) (TaskStatus, error
 		return TaskStatus{}, errors.Wrapf(err, "cannot decode task %s", upid)
 	}
 	ts := w.statusCall()
+	ts.ExitStatus = c.scrub(ts.ExitStatus)
 	if ts.UPID == "" {
 		ts.UPID = upid
 	}
@@ -176,6 +177,33 @@ func (c *Client) TaskStatus(ctx context.Context, upid string) (TaskStatus, error
 		c.observeFinished(upid, ts.Failed())
 	}
 	return ts, nil
+}
+
+// maxTaskLogLines bounds how much of a task's log TaskLog reads: the log of
+// a task that failed on a step is short.
+const maxTaskLogLines = 500
+
+// TaskLog reads the first maxTaskLogLines lines of a task's log in order,
+// scrubbed of the client's secrets; a finished task's last line is "TASK OK"
+// or "TASK ERROR: <exit status>".
+func (c *Client) TaskLog(ctx context.Context, upid string) ([]string, error) {
+	u, err := ParseUPID(upid)
+	if err != nil {
+		return nil, errors.Wrap(errMalformedUPID, err.Error())
+	}
+	var raw []struct {
+		N wireInt  `json:"n"`
+		T wireText `json:"t"`
+	}
+	p := "/nodes/" + url.PathEscape(u.Node) + "/tasks/" + url.PathEscape(upid) + "/log?start=0&limit=" + strconv.Itoa(maxTaskLogLines)
+	if err := c.API().Get(ctx, p, &raw); err != nil {
+		return nil, errors.Wrapf(err, "cannot read the log of task %s", upid)
+	}
+	lines := make([]string, 0, len(raw))
+	for _, l := range raw {
+		lines = append(lines, c.scrub(string(l.T)))
+	}
+	return lines, nil
 }
 
 // GuestTasks lists the tasks PVE recorded on node for vmid, newest first,

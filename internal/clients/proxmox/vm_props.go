@@ -22,6 +22,11 @@ func ParsePropString(s string) PropString {
 			continue
 		}
 		k, v, ok := strings.Cut(part, "=")
+		if ok && k == "" {
+			// "=value" names no key: PVE refuses it; keeping it under the
+			// bare value's key would render as something else.
+			continue
+		}
 		if !ok {
 			// A bare first element is the default key's value (a volume for
 			// disks); keep it under "" so it renders back in place.
@@ -137,8 +142,12 @@ func sizeBytes(s string) (int64, bool) {
 		s = s[:len(s)-1]
 	}
 	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || f < 0 {
+	// !(b < maxSize) also refuses NaN; "Inf", "1e19G" would not fit.
+	if b := f * float64(mult); err != nil || f < 0 || !(b < maxSize) {
 		return 0, false
 	}
 	return int64(f * float64(mult)), true
 }
+
+// maxSize is the first byte count an int64 cannot hold (2^63).
+const maxSize = float64(1 << 63)

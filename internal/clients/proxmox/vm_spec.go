@@ -12,6 +12,17 @@ import (
 type VMDisk struct {
 	Storage string
 	SizeGB  int
+	// ImportFrom creates the disk as a copy of this volume (PVE's
+	// import-from), at the volume's size; SizeGB is not used then.
+	ImportFrom string
+}
+
+// allocation is the value of a new disk in a create call.
+func (d VMDisk) allocation() string {
+	if d.ImportFrom != "" {
+		return d.Storage + ":0,import-from=" + d.ImportFrom
+	}
+	return fmt.Sprintf("%s:%d", d.Storage, d.SizeGB)
 }
 
 // VMNIC is one network interface the spec manages (netN); other options of
@@ -179,7 +190,7 @@ func (s VMSpec) CreateParams(description string) map[string]string {
 	devices := sortedKeys(s.Disks)
 	for _, dev := range devices {
 		d := s.Disks[dev]
-		p[dev] = fmt.Sprintf("%s:%d", d.Storage, d.SizeGB)
+		p[dev] = d.allocation()
 	}
 	if len(devices) > 0 {
 		p["boot"] = "order=" + devices[0]

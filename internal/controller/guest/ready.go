@@ -63,7 +63,7 @@ type Readiness struct {
 func (r Readiness) Set(mg resource.Managed) {
 	gen := mg.GetGeneration()
 	if lt := r.LastTask; r.Manage && !r.Converged && LastTaskFailed(lt) {
-		mg.SetConditions(xpv2.Unavailable().WithMessage("Proxmox VE task " + lt.Type + " failed: " + lt.ExitStatus).WithObservedGeneration(gen))
+		mg.SetConditions(xpv2.Unavailable().WithMessage(TaskFailedMessage(lt)).WithObservedGeneration(gen))
 		return
 	}
 	var ready bool

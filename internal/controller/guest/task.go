@@ -41,9 +41,11 @@ const (
 // started; it is persisted with the create-succeeded annotation.
 const AnnotationCreateTask = "proxmox.alperen.cloud/create-task"
 
-// TaskReader reads one PVE task.
+// TaskReader reads one PVE task: its status, and its log when the exit
+// status of a failure names no cause.
 type TaskReader interface {
 	TaskStatus(ctx context.Context, upid string) (pve.TaskStatus, error)
+	TaskLogReader
 }
 
 // TaskLister lists the recent tasks on one guest.
@@ -90,15 +92,23 @@ func TaskFailed(exit string) bool {
 	return exit != "" && !pve.ExitStatusOK(exit)
 }
 
+// TaskFailedMessage is how a condition or event reports a failed task:
+// "Proxmox VE task qmcreate failed: <PVE's reason>".
+func TaskFailedMessage(last *v1alpha1.TaskStatus) string {
+	return "Proxmox VE task " + last.Type + " failed: " + last.ExitStatus
+}
+
 // LastTaskFailed reports whether the last task stopped with a failure.
 func LastTaskFailed(last *v1alpha1.TaskStatus) bool {
 	return last != nil && last.Status == TaskStopped && TaskFailed(last.ExitStatus)
 }
 
 // RefreshTask follows the last task (last) while it runs and reports whether
-// it still does. A failure is surfaced on obj as a Warning event with PVE's
-// message; the kind shows it on Ready while the task's work is undone.
-func RefreshTask(ctx context.Context, cl TaskReader, rec event.Recorder, obj runtime.Object, last *v1alpha1.TaskStatus) (running bool, err error) {
+// it still does. A failure is recorded in last and surfaced on obj as a
+// Warning event with PVE's whole reason (see failureText; secrets are values
+// of the resource's own, such as a cloud-init password, to hide as well); the
+// kind shows it on Ready while the task's work is undone.
+func RefreshTask(ctx context.Context, cl TaskReader, rec event.Recorder, obj runtime.Object, last *v1alpha1.TaskStatus, secrets ...string) (running bool, err error) {
 	if !TaskUnderway(last) {
 		return false, nil
 	}
@@ -117,7 +127,8 @@ func RefreshTask(ctx context.Context, cl TaskReader, rec event.Recorder, obj run
 	}
 	last.Status, last.ExitStatus = TaskStopped, ts.ExitStatus
 	if ts.Failed() {
-		rec.Event(obj, event.Warning(ReasonTaskFailed, errors.Errorf("Proxmox VE task %s failed: %s", last.Type, ts.ExitStatus)))
+		last.ExitStatus = failureText(ctx, cl, last.UPID, ts.ExitStatus, secrets)
+		rec.Event(obj, event.Warning(ReasonTaskFailed, errors.New(TaskFailedMessage(last))))
 	}
 	return false, nil
 }
@@ -148,7 +159,7 @@ func ForgetCreateTask(o metav1.Object) {
 // there, and the marker rules decide whose that guest is. A failed
 // "already exists" task alone never gives the VMID up: it may be our own
 // second request racing our first one, whose answer was lost.
-func CheckPreviousCreate(ctx context.Context, cl TaskReader, o metav1.Object) (underway bool, err error) {
+func CheckPreviousCreate(ctx context.Context, cl TaskReader, o metav1.Object, secrets ...string) (underway bool, err error) {
 	upid := o.GetAnnotations()[AnnotationCreateTask]
 	if upid == "" {
 		return false, nil
@@ -159,7 +170,7 @@ func CheckPreviousCreate(ctx context.Context, cl TaskReader, o metav1.Object) (u
 		return true, nil
 	case err == nil && ts.Failed() && !pve.MessageMeansAlreadyExists(ts.ExitStatus):
 		ForgetCreateTask(o)
-		return false, errors.Errorf("Proxmox VE task %s failed: %s", ts.Type, ts.ExitStatus)
+		return false, errors.New(TaskFailedMessage(&v1alpha1.TaskStatus{Type: ts.Type, ExitStatus: failureText(ctx, cl, upid, ts.ExitStatus, secrets)}))
 	}
 	ForgetCreateTask(o)
 	return false, nil
@@ -205,4 +216,36 @@ func RebootOrTaskUnderway(ctx context.Context, cl TaskLister, ref pve.GuestRef, 
 		}
 	}
 	return false, nil
+}
+
+// FollowLaterCreateTask makes the task of the last create attempt (the
+// create-task annotation of o) the last task when it started after the one
+// recorded, and reports whether it did. A kind whose Create runs again after
+// a failed task needs this rather than FollowCreateTask: the annotation
+// outlives the tasks followed since, and only a later one is new. Tasks
+// are ordered by their UPIDs' start time, then by their worker's process
+// start (clock ticks), which orders tasks of one node within a second.
+func FollowLaterCreateTask(o metav1.Object, last **v1alpha1.TaskStatus) bool {
+	upid := o.GetAnnotations()[AnnotationCreateTask]
+	if upid == "" || (*last != nil && !startedAfter(upid, (*last).UPID)) {
+		return false
+	}
+	RecordTask(last, upid)
+	return true
+}
+
+// startedAfter reports whether task a started after task b; a UPID that
+// does not parse never started after anything.
+func startedAfter(a, b string) bool {
+	ua, errA := pve.ParseUPID(a)
+	ub, errB := pve.ParseUPID(b)
+	switch {
+	case errA != nil:
+		return false
+	case errB != nil:
+		return true
+	case ua.StartTime != ub.StartTime:
+		return ua.StartTime > ub.StartTime
+	}
+	return ua.PStart > ub.PStart
 }

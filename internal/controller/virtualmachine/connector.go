@@ -68,8 +68,8 @@ func (c *connector) Connect(ctx context.Context, cr *v1alpha1.VirtualMachine) (m
 	if err != nil {
 		return nil, err
 	}
-	return &external{
+	return guest.Explained[*v1alpha1.VirtualMachine]{TypedExternalClient: &external{
 		kube: c.kube, secrets: c.secrets, cl: cl, connection: connection, vmids: c.vmids,
 		record: c.record, steadyAge: c.steadyAge, agentAsked: c.agentAsked, observed: c.observed,
-	}, nil
+	}}, nil
 }

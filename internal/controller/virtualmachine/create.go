@@ -20,6 +20,9 @@ import (
 	"context"
 	"strconv"
 
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 
@@ -35,8 +38,24 @@ func (e *external) Create(ctx context.Context, cr *v1alpha1.VirtualMachine) (man
 	if err != nil {
 		return managed.ExternalCreation{}, err
 	}
-	if underway, err := guest.CheckPreviousCreate(ctx, e.cl, cr); err != nil || underway {
+	if ref := cr.Spec.Template; ref != nil && ref.TemplateRef != nil {
+		if want.Source, err = e.builtTemplate(ctx, cr.Namespace, ref.TemplateRef.Name); err != nil {
+			return managed.ExternalCreation{}, err
+		}
+	}
+	if underway, err := guest.CheckPreviousCreate(ctx, e.cl, cr, want.secrets()...); err != nil || underway {
 		return managed.ExternalCreation{}, err
+	}
+	// Before a VMID is picked: a spec naming what the node lacks, or a
+	// template that does not exist, is refused here, in seconds, with
+	// nothing created in Proxmox.
+	if err := e.cl.CheckPrerequisites(ctx, want.prerequisites()); err != nil {
+		return managed.ExternalCreation{}, err
+	}
+	if want.Source != "" {
+		if _, err := e.identity().FindTemplate(ctx, want.Source, want.Node, guest.TemplateListingAge); err != nil {
+			return managed.ExternalCreation{}, err
+		}
 	}
 	err = e.identity().CreateAt(ctx, cr, func(vmid int) (string, error) { return e.startCreate(ctx, cr, want, vmid) })
 	return managed.ExternalCreation{}, err
@@ -57,4 +76,18 @@ func (e *external) startCreate(ctx context.Context, cr *v1alpha1.VirtualMachine,
 	}
 	opts := pve.CloneOptions{NewID: vmid, Name: want.Spec.Name, Description: description, Full: want.FullClone, Storage: want.CloneStorage}
 	return e.identity().CloneTemplate(ctx, cr, want.Source, want.Node, opts)
+}
+
+// builtTemplate is the Proxmox name of the template the
+// VirtualMachineTemplate name in namespace ns built; an error until it is
+// built.
+func (e *external) builtTemplate(ctx context.Context, ns, name string) (string, error) {
+	t := &v1alpha1.VirtualMachineTemplate{}
+	if err := e.kube.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, t); err != nil {
+		return "", errors.Wrapf(err, "cannot read VirtualMachineTemplate %s/%s (template.templateRef)", ns, name)
+	}
+	if t.Status.Step != v1alpha1.TemplateStepDone {
+		return "", errors.Errorf("VirtualMachineTemplate %s/%s (template.templateRef) is not built yet", ns, name)
+	}
+	return t.Spec.Name, nil
 }

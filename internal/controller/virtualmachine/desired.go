@@ -20,23 +20,13 @@ import (
 	"context"
 	"maps"
 	"slices"
-
-	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"strings"
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
+	"github.com/kubemox/provider-proxmox/internal/controller/guest"
 	"github.com/kubemox/provider-proxmox/internal/controller/secrets"
 )
-
-// password is a cloud-init password read for this reconcile only. It must
-// never be logged, evented or written to status; its Version (which
-// revision of the spec or Secret it came from) is what status records.
-type password struct {
-	Value   string
-	Version v1alpha1.CloudInitPasswordApplied
-}
 
 // desired is everything the spec asks of Proxmox.
 type desired struct {
@@ -49,7 +39,7 @@ type desired struct {
 	CloneStorage string
 
 	User     string
-	Password *password
+	Password *guest.CloudInitPassword
 
 	// Running: a stopped guest is started; Stopped: a running guest is shut
 	// down (gracefully, then stopped after ShutdownTimeout seconds).
@@ -57,6 +47,14 @@ type desired struct {
 	Stopped         bool
 	ShutdownTimeout int
 	AllowReboot     bool
+}
+
+// secrets are the values of the spec that no message may carry.
+func (d desired) secrets() []string {
+	if d.Password == nil {
+		return nil
+	}
+	return []string{d.Password.Value}
 }
 
 // desiredFrom reads the spec (and the passwordFrom Secret: from the API
@@ -78,7 +76,7 @@ func desiredFrom(ctx context.Context, memo *secrets.Memo, cr *v1alpha1.VirtualMa
 	}
 	if hw := s.Hardware(); hw != nil {
 		hardwareInto(&d.Spec, hw)
-		if d.Source != "" && len(hw.Disk) > 0 {
+		if s.IsClone() && len(hw.Disk) > 0 {
 			d.CloneStorage = hw.Disk[0].Storage
 		}
 	}
@@ -86,9 +84,9 @@ func desiredFrom(ctx context.Context, memo *secrets.Memo, cr *v1alpha1.VirtualMa
 		d.Spec.OSImageDevice, d.Spec.OSImageVolume = s.VMSpec.OSImage.Name, s.VMSpec.OSImage.Value
 	}
 	if ci := s.CloudInit(); ci != nil {
-		d.Spec.CloudInit = cloudInitFrom(ci)
+		d.Spec.CloudInit = guest.CloudInitOf(ci)
 		d.User = ci.User
-		pw, err := passwordFrom(ctx, memo, cr, ci)
+		pw, err := guest.CloudInitPasswordOf(ctx, memo, cr, ci)
 		if err != nil {
 			return desired{}, err
 		}
@@ -130,58 +128,9 @@ func ImportedHardware(s pve.VMSpec) v1alpha1.VirtualMachineHardware {
 	return hw
 }
 
-func cloudInitFrom(ci *v1alpha1.CloudInitConfig) *pve.VMCloudInit {
-	up := ci.UpgradesPackages()
-	out := &pve.VMCloudInit{
-		User: ci.User, SSHKeys: ci.SSHKeys, DNSDomain: ci.DNSDomain, DNSServers: ci.DNSServers,
-		UpgradePackages: &up,
-	}
-	if ip := ci.IPConfig; ip != nil {
-		v4 := ip.IP
-		if v4 != "" && v4 != "dhcp" && ip.CIDR != "" {
-			v4 += "/" + ip.CIDR
-		}
-		out.IPConfigs = append(out.IPConfigs, pve.VMIPConfig{IPv4: v4, GatewayIPv4: ip.Gateway, IPv6: ip.IPv6, GatewayIPv6: ip.GatewayIPv6})
-	}
-	for _, nic := range ci.IPConfigs {
-		var c pve.VMIPConfig
-		if nic.IPv4 != nil {
-			c.IPv4, c.GatewayIPv4 = nic.IPv4.Address, nic.IPv4.Gateway
-		}
-		if nic.IPv6 != nil {
-			c.IPv6, c.GatewayIPv6 = nic.IPv6.Address, nic.IPv6.Gateway
-		}
-		out.IPConfigs = append(out.IPConfigs, c)
-	}
-	if c := ci.Custom; c != nil {
-		out.CustomUser, out.CustomMeta, out.CustomNetwork, out.CustomVendor = c.UserData, c.MetaData, c.NetworkData, c.VendorData
-	}
-	return out
-}
-
-// passwordFrom returns the cloud-init password with its version, nil when
-// none is set.
-func passwordFrom(ctx context.Context, memo *secrets.Memo, cr *v1alpha1.VirtualMachine, ci *v1alpha1.CloudInitConfig) (*password, error) {
-	if ci.Password != "" {
-		return &password{Value: ci.Password, Version: v1alpha1.CloudInitPasswordApplied{Generation: cr.GetGeneration()}}, nil
-	}
-	ref := ci.PasswordFrom
-	if ref == nil {
-		return nil, nil
-	}
-	k, err := memo.Key(ctx, types.NamespacedName{Namespace: cr.GetNamespace(), Name: ref.Name}, ref.Key)
-	switch {
-	case errors.Is(err, secrets.ErrKeyNotFound):
-		return nil, errors.Errorf("Secret %s/%s has no key %q (cloudInitConfig.passwordFrom)", cr.GetNamespace(), ref.Name, ref.Key)
-	case err != nil:
-		return nil, errors.Wrapf(err, "cannot read Secret %s/%s named by cloudInitConfig.passwordFrom", cr.GetNamespace(), ref.Name)
-	}
-	return &password{Value: string(k.Value), Version: v1alpha1.CloudInitPasswordApplied{Generation: cr.GetGeneration(), SecretResourceVersion: k.ResourceVersion}}, nil
-}
-
 // passwordNeedsApply reports whether the password must be written again: a
 // new generation (inline) or a new Secret revision (passwordFrom).
-func passwordNeedsApply(cr *v1alpha1.VirtualMachine, pw *password) bool {
+func passwordNeedsApply(cr *v1alpha1.VirtualMachine, pw *guest.CloudInitPassword) bool {
 	if pw == nil {
 		return false
 	}
@@ -193,4 +142,34 @@ func passwordNeedsApply(cr *v1alpha1.VirtualMachine, pw *password) bool {
 		return applied.SecretResourceVersion != pw.Version.SecretResourceVersion
 	}
 	return applied.Generation != pw.Version.Generation
+}
+
+// prerequisites are what must exist on the node before the VM is created: the
+// storages of a scratch VM's disks (a clone's come from its template) or of
+// a full clone's target, the OS image volume, and every NIC's bridge.
+func (d desired) prerequisites() pve.Prerequisites {
+	p := pve.Prerequisites{Node: d.Node}
+	if d.Source == "" {
+		for _, dev := range slices.Sorted(maps.Keys(d.Spec.Disks)) {
+			p.DiskStorages = appendNew(p.DiskStorages, d.Spec.Disks[dev].Storage)
+		}
+	}
+	if d.FullClone {
+		p.DiskStorages = appendNew(p.DiskStorages, d.CloneStorage)
+	}
+	if vol, _, _ := strings.Cut(d.Spec.OSImageVolume, ","); strings.Contains(vol, ":") {
+		p.Volumes = append(p.Volumes, vol)
+	}
+	for _, n := range d.Spec.NICs {
+		p.Bridges = appendNew(p.Bridges, n.Bridge)
+	}
+	return p
+}
+
+// appendNew appends s unless it is empty or listed.
+func appendNew(list []string, s string) []string {
+	if s == "" || slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
 }

@@ -531,6 +531,17 @@ func TestFailedTaskSurfacesOnReady(t *testing.T) {
 	f.sim.SetFaults(pvesim.Faults{Rules: []pvesim.FaultRule{{Method: "PUT", PathPattern: "/nodes/*/qemu/*/resize", TaskFailureRate: 1, TaskFailureMessage: "storage full"}}})
 	cr.Spec.Template.Disk[0].Size = 40
 	cr.Generation++
+	if !f.reconcileUntil(t, cr, func(c xpv2.Condition) bool {
+		return c.Status == corev1.ConditionFalse && strings.Contains(c.Message, "storage full")
+	}) {
+		t.Fatalf("the failed resize never showed on Ready: %+v", cr.Status.Conditions)
+	}
+}
+
+// reconcileUntil observes (and updates when not up to date) until ready
+// holds for the Ready condition, at most 20 times; it reports whether it did.
+func (f *fixture) reconcileUntil(t *testing.T, cr *v1alpha1.VirtualMachine, ready func(xpv2.Condition) bool) bool {
+	t.Helper()
 	ctx := context.Background()
 	for i := 0; i < 20; i++ {
 		e := f.external()
@@ -538,8 +549,8 @@ func TestFailedTaskSurfacesOnReady(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c := cr.GetCondition(xpv2.TypeReady); c.Status == corev1.ConditionFalse && strings.Contains(c.Message, "storage full") {
-			return
+		if ready(cr.GetCondition(xpv2.TypeReady)) {
+			return true
 		}
 		if !obs.ResourceUpToDate {
 			if _, err := e.Update(ctx, cr); err != nil {
@@ -548,7 +559,7 @@ func TestFailedTaskSurfacesOnReady(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	t.Fatalf("the failed resize never showed on Ready: %+v", cr.Status.Conditions)
+	return false
 }
 
 // An imported VM (external name set by the user, no marker) is adopted; once
@@ -755,5 +766,48 @@ func TestStartReadsStatusOnce(t *testing.T) {
 	}
 	if n := c["POST /nodes/{node}/qemu/{vmid}/status/start"]; n != 1 {
 		t.Errorf("starts = %d, want 1", n)
+	}
+}
+
+// A create task that fails is reported with PVE's whole reason, in the
+// error (the Synced condition) and in status.lastTask, not only its first
+// sentence.
+func TestFailedCreateTaskSaysWhy(t *testing.T) {
+	f := newFixture(t, pvesim.Options{})
+	cr := &v1alpha1.VirtualMachine{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "huge", UID: "uid-huge", Generation: 1},
+		Spec: v1alpha1.VirtualMachineSpec{Name: "huge", NodeName: testNode, ResourceSpec: v1alpha1.ResourceSpec{ManagementPolicies: xpv2.ManagementPolicies{xpv2.ManagementActionAll}}, VMSpec: &v1alpha1.VirtualMachineScratchSpec{
+			VirtualMachineHardware: v1alpha1.VirtualMachineHardware{Cores: 1, Socket: 1, Memory: 512,
+				Disk: []v1alpha1.VirtualMachineDisk{{Storage: "local-lvm", Size: 1 << 20, Device: "scsi0"}}},
+		}},
+	}
+	f.store(t, cr, true)
+	ctx := context.Background()
+	if _, err := f.external().Create(ctx, cr); err != nil {
+		t.Fatalf("first Create: %v", err)
+	}
+	vmid := meta.GetExternalName(cr)
+	_, err := f.external().Create(ctx, cr)
+	want := "Proxmox VE task qmcreate failed: unable to create VM " + vmid + " - not enough free space on storage 'local-lvm'"
+	if err == nil || err.Error() != want {
+		t.Fatalf("second Create: %v, want %q", err, want)
+	}
+}
+
+// A start that fails with QEMU's bare exit code is reported with the cause
+// PVE logged before it (the missing bridge), on Ready and in the event.
+func TestFailedStartQuotesTheTaskLog(t *testing.T) {
+	f := newFixture(t, pvesim.Options{})
+	cr := cloneVM("bridgeless")
+	cr.Spec.Template.Network[0].Bridge = "vmbr9"
+	cr = ownedAs(t, f, cr, false, map[string]string{"net0": "virtio,bridge=vmbr9"})
+	want := "Proxmox VE task qmstart failed: start failed: QEMU exited with code 1 (task log: generating cloud-init ISO; bridge 'vmbr9' does not exist;"
+	if !f.reconcileUntil(t, cr, func(c xpv2.Condition) bool {
+		return c.Status == corev1.ConditionFalse && strings.HasPrefix(c.Message, want)
+	}) {
+		t.Fatalf("the failed start never showed on Ready with its cause: %+v", cr.Status.Conditions)
+	}
+	if !f.log.Mentions("bridge 'vmbr9' does not exist") {
+		t.Errorf("the TaskFailed event lacks the cause: %v", f.log.Reasons())
 	}
 }

@@ -112,7 +112,7 @@ func (e *external) applyConfig(ctx context.Context, cr *v1alpha1.VirtualMachine,
 
 // scrubPassword keeps the cloud-init password out of an error that ends up
 // in a condition and an event, should PVE ever echo the value.
-func scrubPassword(err error, pw *password) error {
+func scrubPassword(err error, pw *guest.CloudInitPassword) error {
 	if err == nil || pw == nil || pw.Value == "" || !strings.Contains(err.Error(), pw.Value) {
 		return err
 	}

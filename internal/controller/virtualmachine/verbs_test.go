@@ -338,13 +338,64 @@ func TestCreate(t *testing.T) {
 			},
 			want: verbWant{err: "storage 'local-lvm' does not exist", noEvents: []string{"Cloning"}, pve: onlyTemplate},
 		},
-		"template missing: error naming it, nothing created": {
+		"template missing: error naming it, before any VMID is picked": {
 			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
 				cr := cloneVM("orphan")
 				cr.Spec.Template.Name = "no-such-template"
 				return pending(t, f, cr)
 			},
-			want: verbWant{err: `template "no-such-template" not found`, pve: onlyTemplate},
+			want: verbWant{err: `template "no-such-template" not found`, pve: nothingPicked},
+		},
+		"ISO missing: refused before any VMID is picked, naming the volume": {
+			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
+				cr := scratchVM("noiso")
+				cr.Spec.VMSpec.OSImage = &v1alpha1.OSImage{Name: "ide2", Value: "local:iso/missing.iso"}
+				return pending(t, f, cr)
+			},
+			want: verbWant{err: `volume "local:iso/missing.iso" does not exist on node "` + testNode + `"`, pve: nothingPicked},
+		},
+		"ISO present: created": {
+			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
+				if err := f.sim.AddVolume(testNode, "local:iso/debian.iso"); err != nil {
+					t.Fatal(err)
+				}
+				cr := scratchVM("withiso")
+				cr.Spec.VMSpec.OSImage = &v1alpha1.OSImage{Name: "ide2", Value: "local:iso/debian.iso"}
+				return pending(t, f, cr)
+			},
+			want: verbWant{events: []string{"Creating"}},
+		},
+		"disk storage missing: refused naming the storages there are": {
+			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
+				cr := scratchVM("nostorage")
+				cr.Spec.VMSpec.Disk[0].Storage = "ceph-pool"
+				return pending(t, f, cr)
+			},
+			want: verbWant{err: `storage "ceph-pool" does not exist on node "` + testNode + `" (storages: local, local-lvm)`, pve: nothingPicked},
+		},
+		"disk storage without images: refused naming its content": {
+			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
+				cr := scratchVM("isostorage")
+				cr.Spec.VMSpec.Disk[0].Storage = "local"
+				return pending(t, f, cr)
+			},
+			want: verbWant{err: `storage "local" on node "` + testNode + `" does not hold VM disks`, pve: nothingPicked},
+		},
+		"bridge missing: refused before the first start would fail": {
+			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
+				cr := cloneVM("nobridge")
+				cr.Spec.Template.Network[0].Bridge = "vmbr9"
+				return pending(t, f, cr)
+			},
+			want: verbWant{err: `bridge "vmbr9" does not exist on node "` + testNode + `" (bridges: vmbr0)`, pve: nothingPicked},
+		},
+		"node missing: refused naming the cluster's nodes": {
+			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
+				cr := cloneVM("nonode")
+				cr.Spec.NodeName = "pve-nope"
+				return pending(t, f, cr)
+			},
+			want: verbWant{err: `node "pve-nope" is not in the Proxmox VE cluster`, pve: nothingPicked},
 		},
 		"password Secret missing: error before any VMID is picked": {
 			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
@@ -369,6 +420,25 @@ func TestCreate(t *testing.T) {
 			tc.want.check(t, f, cr, err)
 		})
 	}
+}
+
+// nothingPicked checks that Create refused before choosing a VMID: no
+// external name, and no guest but the template.
+func nothingPicked(t *testing.T, f *fixture, cr *v1alpha1.VirtualMachine) {
+	t.Helper()
+	if meta.GetExternalName(cr) != "" || f.storedExternalName(t, cr) != "" {
+		t.Errorf("a VMID was picked: %q", meta.GetExternalName(cr))
+	}
+	onlyTemplate(t, f, cr)
+}
+
+// scratchVM is a VM created from scratch with one disk and one NIC.
+func scratchVM(name string) *v1alpha1.VirtualMachine {
+	cr := cloneVM(name)
+	hw := cr.Spec.Template.VirtualMachineHardware
+	cr.Spec.Template = nil
+	cr.Spec.VMSpec = &v1alpha1.VirtualMachineScratchSpec{VirtualMachineHardware: hw}
+	return cr
 }
 
 // pending stores cr with the create-pending annotation, as the reconciler
@@ -577,6 +647,23 @@ func TestUpdate(t *testing.T) {
 				g := f.guest(t, ownedVMID)
 				if d := g.Config["scsi1"] + g.Pending["scsi1"]; !strings.Contains(d, "size=5G") {
 					t.Errorf("scsi1 = %q (pending %q), want 5G", g.Config["scsi1"], g.Pending["scsi1"])
+				}
+			}},
+		},
+		"new disk refused before forking (locked since Observe): quiet retry, no task followed": {
+			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
+				f.sim.SetFaults(faultOn("POST", "/nodes/*/qemu/*/config", "VM is locked (clone)"))
+				cr := owned(t, f, "morelater", true, nil)
+				cr.Spec.Template.Disk = append(cr.Spec.Template.Disk, v1alpha1.VirtualMachineDisk{Storage: "local-lvm", Size: 5, Device: "scsi1"})
+				cr.Generation = 2
+				return cr
+			},
+			want: verbWant{noEvents: []string{"DiskAdded", "TaskFailed"}, pve: func(t *testing.T, f *fixture, cr *v1alpha1.VirtualMachine) {
+				if _, ok := f.guest(t, ownedVMID).Config["scsi1"]; ok {
+					t.Error("scsi1 allocated despite the refusal")
+				}
+				if guest.TaskUnderway(cr.Status.LastTask) {
+					t.Errorf("a refused request recorded a task: %+v", cr.Status.LastTask)
 				}
 			}},
 		},

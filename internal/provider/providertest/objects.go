@@ -25,7 +25,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 )
@@ -51,6 +54,20 @@ func (h *Harness) CreateTokenConnection(ctx context.Context, name, tokenID, secr
 		}
 	}
 	return nil
+}
+
+// WaitConnectionReady waits until the ProxmoxConnection name is Ready.
+func (h *Harness) WaitConnectionReady(ctx context.Context, name string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		pc := &v1alpha1.ProxmoxConnection{}
+		if err := h.Kube.Get(ctx, types.NamespacedName{Name: name}, pc); err == nil &&
+			pc.Status.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue {
+			return nil
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return fmt.Errorf("ProxmoxConnection %s not Ready after %s", name, timeout)
 }
 
 // WaitFor reads obj (by its name and namespace) until cond, which looks at

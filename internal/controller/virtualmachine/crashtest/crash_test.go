@@ -30,14 +30,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
-	"github.com/kubemox/provider-proxmox/apis"
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	"github.com/kubemox/provider-proxmox/internal/provider/providertest"
 	"github.com/kubemox/provider-proxmox/internal/pvesim"
@@ -47,8 +44,6 @@ const (
 	wait         = 120 * time.Second
 	node         = "lowtower"
 	templateName = "debian-12"
-	connName     = "crash"
-	tokenID      = "root@pam!kubemox"
 )
 
 // pe is the API server and provider binary of this package.
@@ -72,43 +67,12 @@ func newFixture(t *testing.T) *fixture { return newFixtureWith(t, pvesim.Options
 
 func newFixtureWith(t *testing.T, opts pvesim.Options) *fixture {
 	t.Helper()
-	pe.Env.Require(t)
-	s := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(s); err != nil {
-		t.Fatal(err)
-	}
-	if err := apis.AddToScheme(s); err != nil {
-		t.Fatal(err)
-	}
-	kube, err := client.New(pe.Env.Config, client.Options{Scheme: s})
-	if err != nil {
-		t.Fatal(err)
-	}
 	opts.Nodes = []string{node}
-	sim, err := pvesim.Start(opts)
-	if err != nil {
+	sf := pe.NewSimFixture(t, "crash", opts)
+	if err := sf.Sim.AddTemplate(node, 9000, templateName); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(sim.Close)
-	sim.AddToken(tokenID, "crash-secret")
-	if err := sim.AddTemplate(node, 9000, templateName); err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "crash-"}}
-	if err := kube.Create(ctx, ns); err != nil {
-		t.Fatal(err)
-	}
-	pc := &v1alpha1.ProxmoxConnection{ObjectMeta: metav1.ObjectMeta{GenerateName: connName + "-"}, Spec: v1alpha1.ProxmoxConnectionSpec{
-		Endpoint: sim.URL(), TokenID: tokenID, Secret: "crash-secret", CABundle: string(sim.CAPEM()),
-	}}
-	if err := kube.Create(ctx, pc); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = kube.Delete(context.Background(), pc) })
-	f := &fixture{kube: kube, sim: sim, ns: ns.Name}
-	f.conn = pc.Name
-	return f
+	return &fixture{kube: sf.Kube, sim: sf.Sim, ns: sf.Namespace, conn: sf.Connection}
 }
 
 func (f *fixture) vm(name string) *v1alpha1.VirtualMachine {

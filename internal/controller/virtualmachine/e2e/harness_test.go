@@ -132,16 +132,7 @@ func (hs *harness) setupConnection(ctx context.Context) error {
 	if err := hs.CreateTokenConnection(ctx, connName, tokenID, credNS, credName, currentSecret); err != nil {
 		return err
 	}
-	deadline := time.Now().Add(wait)
-	for time.Now().Before(deadline) {
-		pc := &v1alpha1.ProxmoxConnection{}
-		if err := hs.Kube.Get(ctx, types.NamespacedName{Name: connName}, pc); err == nil &&
-			pc.Status.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue {
-			return nil
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	return fmt.Errorf("ProxmoxConnection %s not Ready after %s", connName, wait)
+	return hs.WaitConnectionReady(ctx, connName, wait)
 }
 
 func require(t *testing.T) *harness {

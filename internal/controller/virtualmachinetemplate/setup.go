@@ -1,0 +1,98 @@
+/*
+Copyright 2026 The provider-proxmox Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package virtualmachinetemplate
+
+import (
+	"context"
+	"time"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+
+	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
+	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
+	"github.com/kubemox/provider-proxmox/internal/controller/guest"
+)
+
+// ControllerName is the name of the VirtualMachineTemplate controller.
+func ControllerName() string {
+	return managed.ControllerName(v1alpha1.VirtualMachineTemplateGroupKind)
+}
+
+// Setup adds the VirtualMachineTemplate controller to mgr, taking Proxmox
+// clients from clients.
+func Setup(mgr ctrl.Manager, o controller.Options, clients *pve.Cache) error {
+	recorder := guest.Recorder(mgr, o, ControllerName())
+	c := &connector{
+		kube:    mgr.GetClient(),
+		secrets: mgr.GetAPIReader(),
+		usage:   resource.NewProviderConfigUsageTracker(mgr.GetClient(), &v1alpha1.ProviderConfigUsage{}),
+		clients: clients,
+		vmids:   pve.NewVMIDAllocator(0),
+		record:  recorder,
+	}
+	// No initializer: an empty external name means "no VMID picked yet".
+	return guest.SetupManaged(mgr, o, clients, recorder, guest.ManagedKind[*v1alpha1.VirtualMachineTemplate]{
+		GVK: v1alpha1.VirtualMachineTemplateGroupVersionKind, Object: &v1alpha1.VirtualMachineTemplate{}, List: &v1alpha1.VirtualMachineTemplateList{},
+		Connector: c, PollSoon: func(resource.Managed) bool { return false },
+	})
+}
+
+// Proxmox is what the controller asks of Proxmox VE.
+type Proxmox interface {
+	guest.Proxmox
+	CreateGuest(ctx context.Context, ref pve.GuestRef, params map[string]string) (string, error)
+	ConvertToTemplate(ctx context.Context, ref pve.GuestRef) (string, error)
+	GuestPending(ctx context.Context, ref pve.GuestRef) (pve.GuestConfig, error)
+	guest.TaskLogReader
+}
+
+var _ Proxmox = (*pve.Client)(nil)
+
+// connector hands out an external client per reconcile.
+type connector struct {
+	kube    client.Client
+	secrets client.Reader // uncached: Secrets never enter an informer
+	usage   guest.UsageTracker
+	clients *pve.Cache
+	vmids   *pve.VMIDAllocator
+	record  event.Recorder
+}
+
+// Connect implements managed.TypedExternalConnector.
+func (c *connector) Connect(ctx context.Context, cr *v1alpha1.VirtualMachineTemplate) (managed.TypedExternalClient[*v1alpha1.VirtualMachineTemplate], error) {
+	cl, connection, err := guest.Connect(ctx, c.usage, c.clients, cr)
+	if err != nil {
+		return nil, err
+	}
+	return newExternal(c.kube, c.secrets, cl, connection, c.vmids, c.record), nil
+}
+
+// listingAge bounds the /cluster/resources view used to find the template.
+const listingAge = 5 * time.Second
+
+func newExternal(kube client.Client, secrets client.Reader, cl Proxmox, connection string, vmids *pve.VMIDAllocator, rec event.Recorder) *external {
+	return &external{
+		kube: kube, secrets: secrets, cl: cl, record: rec,
+		id: guest.Identity{Kube: kube, Client: cl, Connection: connection, VMIDs: vmids, Record: rec, Type: pve.QEMU, Noun: "VM"},
+	}
+}

@@ -1,0 +1,438 @@
+/*
+Copyright 2026 The provider-proxmox Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package virtualmachinetemplate
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+
+	"github.com/kubemox/provider-proxmox/apis"
+	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
+	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
+	"github.com/kubemox/provider-proxmox/internal/controller/guest"
+	"github.com/kubemox/provider-proxmox/internal/controller/guest/guesttest"
+	"github.com/kubemox/provider-proxmox/internal/pvesim"
+)
+
+const (
+	testNode  = "lowtower"
+	imageVol  = "local:import/debian-12.qcow2"
+	imageURL  = "https://cloud.example/debian-12.qcow2"
+	seedVMID  = 700
+	imageSize = 2 << 30
+)
+
+// fixture is a simulator, a fake API server for the resource and its
+// StorageDownloadURL (no controller runs: tests set the image's status),
+// and the events recorded.
+type fixture struct {
+	sim  *pvesim.Server
+	cl   *pve.Client
+	kube client.Client
+	log  *guesttest.EventLog
+}
+
+func newFixture(t *testing.T, opts pvesim.Options) *fixture {
+	t.Helper()
+	sim, cl := guesttest.Simulator(t, opts, testNode)
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := apis.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	kube := fake.NewClientBuilder().WithScheme(s).
+		WithStatusSubresource(&v1alpha1.VirtualMachineTemplate{}, &v1alpha1.StorageDownloadURL{}).Build()
+	return &fixture{sim: sim, cl: cl, kube: kube, log: &guesttest.EventLog{}}
+}
+
+func (f *fixture) external() *external {
+	return newExternal(f.kube, f.kube, f.cl, "default", pve.NewVMIDAllocator(0), f.log)
+}
+
+func newTemplate(name string) *v1alpha1.VirtualMachineTemplate {
+	storage := "local-lvm"
+	return &v1alpha1.VirtualMachineTemplate{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, UID: types.UID("uid-" + name), Generation: 1},
+		Spec: v1alpha1.VirtualMachineTemplateSpec{
+			ResourceSpec: v1alpha1.ResourceSpec{ManagementPolicies: xpv2.ManagementPolicies{xpv2.ManagementActionAll}},
+			Name:         name, NodeName: testNode,
+			VirtualMachineConfig: v1alpha1.VirtualMachineConfig{Sockets: 1, Cores: 2, Memory: 2048, Storage: &storage,
+				Network: v1alpha1.VMTemplateNetwork{Model: "virtio", Bridge: "vmbr0"}},
+			ImageConfig:     v1alpha1.DownloadParameters{Content: "import", Filename: "debian-12.qcow2", Node: testNode, Storage: "local", URL: imageURL},
+			CloudInitConfig: &v1alpha1.CloudInitConfig{User: "debian", Password: "pw-canary"},
+		},
+	}
+}
+
+// stored creates cr in the fake API server as the reconciler has it before
+// Create.
+func (f *fixture) stored(t *testing.T, cr *v1alpha1.VirtualMachineTemplate) *v1alpha1.VirtualMachineTemplate {
+	t.Helper()
+	meta.SetExternalCreatePending(cr, time.Now())
+	uid := cr.UID
+	if err := f.kube.Create(context.Background(), cr); err != nil {
+		t.Fatal(err)
+	}
+	cr.UID = uid
+	return cr
+}
+
+// imageReady stores the template's StorageDownloadURL, Ready with the
+// downloaded file, and puts the file in the simulator.
+func (f *fixture) imageReady(t *testing.T, cr *v1alpha1.VirtualMachineTemplate) {
+	t.Helper()
+	if err := f.external().createImage(context.Background(), cr); err != nil {
+		t.Fatal(err)
+	}
+	sdu := &v1alpha1.StorageDownloadURL{}
+	if err := f.kube.Get(context.Background(), types.NamespacedName{Namespace: cr.Namespace, Name: imageName(cr)}, sdu); err != nil {
+		t.Fatal(err)
+	}
+	sdu.Status.VolID = sdu.Spec.VolID()
+	sdu.SetConditions(xpv2.Available())
+	if err := f.kube.Status().Update(context.Background(), sdu); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.sim.AddFile(testNode, sdu.Spec.VolID(), imageSize); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// ours seeds a VM at seedVMID carrying cr's marker (a template or not) and
+// records the VMID on cr.
+func (f *fixture) ours(t *testing.T, cr *v1alpha1.VirtualMachineTemplate, template, running bool) *v1alpha1.VirtualMachineTemplate {
+	t.Helper()
+	meta.SetExternalName(cr, strconv.Itoa(seedVMID))
+	if err := f.sim.AddGuest(pvesim.GuestSeed{Node: testNode, VMID: seedVMID, Template: template, Running: running, Config: map[string]string{
+		"name": cr.Spec.Name, "scsi0": "local-lvm:8", "description": guest.WithMarker("", guest.MarkerOf(cr)),
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	return cr
+}
+
+type observation struct {
+	Exists bool
+	Step   string
+	Ready  corev1.ConditionStatus
+}
+
+func TestObserve(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		opts   pvesim.Options
+		setup  func(t *testing.T, f *fixture) *v1alpha1.VirtualMachineTemplate
+		want   observation
+		events []string
+		check  func(t *testing.T, f *fixture, cr *v1alpha1.VirtualMachineTemplate)
+	}{
+		"NothingYet": {
+			reason: "No image and no VMID: Create makes the image.",
+			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachineTemplate {
+				return f.stored(t, newTemplate("fresh"))
+			},
+			want: observation{Step: "Image", Ready: corev1.ConditionFalse},
+		},
+		"ImageDownloading": {
+			reason: "While the image downloads nothing is to be created: reported present so it is polled, not re-created.",
+			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachineTemplate {
+				cr := f.stored(t, newTemplate("downloading"))
+				if err := f.external().createImage(context.Background(), cr); err != nil {
+					t.Fatal(err)
+				}
+				return cr
+			},
+			want: observation{Exists: true, Step: "Image", Ready: corev1.ConditionFalse},
+		},
+		"ImageReady": {
+			reason: "Once the image is there, Create makes the VM.",
+			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachineTemplate {
+				cr := f.stored(t, newTemplate("imageready"))
+				f.imageReady(t, cr)
+				return cr
+			},
+			want: observation{Step: "Image", Ready: corev1.ConditionFalse},
+		},
+		"VMNotConvertedYet": {
+			reason: "Our VM that is not a template yet: Create converts it.",
+			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachineTemplate {
+				return f.ours(t, f.stored(t, newTemplate("half")), false, false)
+			},
+			want: observation{Step: "Template", Ready: corev1.ConditionFalse},
+		},
+		"Built": {
+			reason: "Our template: Ready, up to date, with connection details.",
+			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachineTemplate {
+				return f.ours(t, f.stored(t, newTemplate("built")), true, false)
+			},
+			want: observation{Exists: true, Step: "Done", Ready: corev1.ConditionTrue},
+			check: func(t *testing.T, _ *fixture, cr *v1alpha1.VirtualMachineTemplate) {
+				if c := cr.GetCondition(TypeTemplateUpToDate); c.Status != corev1.ConditionTrue || cr.Status.VMID != seedVMID || cr.Status.BuiltFrom == "" {
+					t.Errorf("TemplateUpToDate %s, vmid %d, builtFrom %q", c.Status, cr.Status.VMID, cr.Status.BuiltFrom)
+				}
+			},
+		},
+		"SpecChangedAfterTheBuild": {
+			reason: "A change after the build is a condition and an event, never applied.",
+			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachineTemplate {
+				cr := f.ours(t, f.stored(t, newTemplate("changed")), true, false)
+				if _, err := f.external().Observe(context.Background(), cr); err != nil {
+					t.Fatal(err)
+				}
+				cr.Spec.VirtualMachineConfig.Cores = 16
+				return cr
+			},
+			want:   observation{Exists: true, Step: "Done", Ready: corev1.ConditionTrue},
+			events: []string{string(ReasonTemplateImmutable)},
+			check: func(t *testing.T, f *fixture, cr *v1alpha1.VirtualMachineTemplate) {
+				if c := cr.GetCondition(TypeTemplateUpToDate); c.Reason != ReasonSpecChanged {
+					t.Errorf("TemplateUpToDate reason %q, want %q", c.Reason, ReasonSpecChanged)
+				}
+				if g, _ := f.sim.Guest(seedVMID); g.Config["cores"] == "16" {
+					t.Error("the template was changed")
+				}
+			},
+		},
+		"VMIDTakenBySomeoneElse": {
+			reason: "A VM without our marker at the VMID we picked: the VMID is given up and another picked.",
+			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachineTemplate {
+				cr := f.stored(t, newTemplate("lost"))
+				meta.SetExternalName(cr, strconv.Itoa(seedVMID))
+				if err := f.kube.Update(context.Background(), cr); err != nil {
+					t.Fatal(err)
+				}
+				if err := f.sim.AddGuest(pvesim.GuestSeed{Node: testNode, VMID: seedVMID, Config: map[string]string{"name": "someone-else"}}); err != nil {
+					t.Fatal(err)
+				}
+				return cr
+			},
+			want:   observation{Ready: corev1.ConditionUnknown},
+			events: []string{string(guest.ReasonVMIDTaken)},
+			check: func(t *testing.T, _ *fixture, cr *v1alpha1.VirtualMachineTemplate) {
+				if meta.GetExternalName(cr) != "" {
+					t.Errorf("external name %q, want the VMID given up", meta.GetExternalName(cr))
+				}
+			},
+		},
+		"DeletingProtected": {
+			reason: "With deletionProtection a deleted resource is reported gone and the template kept.",
+			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachineTemplate {
+				cr := f.ours(t, f.stored(t, newTemplate("keep")), true, false)
+				cr.Spec.DeletionProtection = true
+				now := metav1.Now()
+				cr.SetDeletionTimestamp(&now)
+				return cr
+			},
+			want:   observation{Ready: corev1.ConditionUnknown},
+			events: []string{string(guest.ReasonDeletionProtection)},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t, tc.opts)
+			cr := tc.setup(t, f)
+			o, err := f.external().Observe(context.Background(), cr)
+			if err != nil {
+				t.Fatalf("%s\nObserve: %v", tc.reason, err)
+			}
+			got := observation{Exists: o.ResourceExists, Step: cr.Status.Step, Ready: cr.GetCondition(xpv2.TypeReady).Status}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\nObserve (-want +got):\n%s", tc.reason, diff)
+			}
+			for _, r := range tc.events {
+				if !f.log.Has(r) {
+					t.Errorf("%s\nno %s event; events %v", tc.reason, r, f.log.Reasons())
+				}
+			}
+			if f.log.Mentions("pw-canary") {
+				t.Errorf("%s\nan event carries the cloud-init password", tc.reason)
+			}
+			if tc.check != nil {
+				tc.check(t, f, cr)
+			}
+		})
+	}
+}
+
+func TestCreate(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		setup  func(t *testing.T, f *fixture) *v1alpha1.VirtualMachineTemplate
+		err    string
+		events []string
+		check  func(t *testing.T, f *fixture, cr *v1alpha1.VirtualMachineTemplate)
+	}{
+		"MakesTheImage": {
+			reason: "The first step makes the StorageDownloadURL, owned by the template.",
+			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachineTemplate {
+				return f.stored(t, newTemplate("img"))
+			},
+			check: func(t *testing.T, f *fixture, cr *v1alpha1.VirtualMachineTemplate) {
+				sdu := &v1alpha1.StorageDownloadURL{}
+				if err := f.kube.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: "img-image"}, sdu); err != nil {
+					t.Fatal(err)
+				}
+				if !metav1.IsControlledBy(sdu, cr) || sdu.Spec.VolID() != imageVol || meta.GetExternalName(cr) != "" {
+					t.Errorf("image %s owners %v; external name %q: want the owned image and no VMID yet", sdu.Spec.VolID(), sdu.OwnerReferences, meta.GetExternalName(cr))
+				}
+			},
+		},
+		"ISOConverted": {
+			reason: "An iso imageConfig is downloaded as import (.img becomes .qcow2), with an event.",
+			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachineTemplate {
+				cr := newTemplate("iso")
+				cr.Spec.ImageConfig.Content, cr.Spec.ImageConfig.Filename = "iso", "noble.img"
+				return f.stored(t, cr)
+			},
+			events: []string{string(ReasonImageConverted)},
+			check: func(t *testing.T, f *fixture, _ *v1alpha1.VirtualMachineTemplate) {
+				sdu := &v1alpha1.StorageDownloadURL{}
+				if err := f.kube.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: "iso-image"}, sdu); err != nil {
+					t.Fatal(err)
+				}
+				if sdu.Spec.VolID() != "local:import/noble.qcow2" {
+					t.Errorf("image %s, want local:import/noble.qcow2", sdu.Spec.VolID())
+				}
+			},
+		},
+		"CreatesTheVM": {
+			reason: "With the image there: the VMID is stored first, then one qmcreate imports the disk with the cloud-init drive, keys and boot order.",
+			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachineTemplate {
+				cr := f.stored(t, newTemplate("vm"))
+				f.imageReady(t, cr)
+				return cr
+			},
+			events: []string{string(guest.ReasonCreating)},
+			check: func(t *testing.T, f *fixture, cr *v1alpha1.VirtualMachineTemplate) {
+				stored := &v1alpha1.VirtualMachineTemplate{}
+				if err := f.kube.Get(context.Background(), client.ObjectKeyFromObject(cr), stored); err != nil || meta.GetExternalName(stored) == "" {
+					t.Fatalf("the VMID was not stored before the create: %v", err)
+				}
+				vmid, _ := strconv.Atoi(meta.GetExternalName(cr))
+				g, ok := f.sim.Guest(vmid)
+				if !ok {
+					t.Fatal("no VM")
+				}
+				got := map[string]string{"boot": g.Config["boot"], "ciuser": g.Config["ciuser"], "cores": g.Config["cores"], "template": g.Config["template"]}
+				want := map[string]string{"boot": "order=scsi0", "ciuser": "debian", "cores": "2", "template": ""}
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("config (-want +got):\n%s", diff)
+				}
+				if !strings.Contains(g.Config["scsi0"], "size=2G") || !strings.Contains(g.Config["ide2"], "cloudinit") {
+					t.Errorf("scsi0 %q ide2 %q: want the 2G image imported and a cloud-init drive", g.Config["scsi0"], g.Config["ide2"])
+				}
+			},
+		},
+		"ConvertsTheVM": {
+			reason: "Our stopped VM is converted to a template.",
+			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachineTemplate {
+				cr := f.stored(t, newTemplate("convert"))
+				f.imageReady(t, cr)
+				return f.ours(t, cr, false, false)
+			},
+			events: []string{string(ReasonConverting)},
+			check: func(t *testing.T, f *fixture, _ *v1alpha1.VirtualMachineTemplate) {
+				if g, _ := f.sim.Guest(seedVMID); !g.Template {
+					t.Error("not converted")
+				}
+			},
+		},
+		"RunningVMRefused": {
+			reason: "PVE refuses to convert a running VM: its message is returned.",
+			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachineTemplate {
+				cr := f.stored(t, newTemplate("running"))
+				f.imageReady(t, cr)
+				return f.ours(t, cr, false, true)
+			},
+			err: "you can't convert a VM to template if VM is running",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t, pvesim.Options{})
+			cr := tc.setup(t, f)
+			_, err := f.external().Create(context.Background(), cr)
+			switch {
+			case tc.err == "" && err != nil:
+				t.Fatalf("%s\nCreate: %v", tc.reason, err)
+			case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+				t.Fatalf("%s\nCreate error %v, want one containing %q", tc.reason, err, tc.err)
+			}
+			for _, r := range tc.events {
+				if !f.log.Has(r) {
+					t.Errorf("%s\nno %s event; events %v", tc.reason, r, f.log.Reasons())
+				}
+			}
+			if f.log.Mentions("pw-canary") {
+				t.Errorf("%s\nan event carries the cloud-init password", tc.reason)
+			}
+			if tc.check != nil {
+				tc.check(t, f, cr)
+			}
+		})
+	}
+}
+
+func TestDeleteRefusedWhileALinkedCloneUsesTheTemplate(t *testing.T) {
+	f := newFixture(t, pvesim.Options{})
+	cr := f.ours(t, f.stored(t, newTemplate("linked")), true, false)
+	if _, err := f.cl.CloneGuest(context.Background(), pve.GuestRef{Type: pve.QEMU, Node: testNode, VMID: seedVMID},
+		pve.CloneOptions{NewID: 701, Name: "clone", Full: false}); err != nil {
+		t.Fatal(err)
+	}
+	e := f.external()
+	if _, err := e.Delete(context.Background(), cr); err != nil {
+		t.Fatalf("first Delete: %v", err)
+	}
+	if _, err := f.external().Observe(context.Background(), cr); err != nil {
+		t.Fatal(err)
+	}
+	_, err := f.external().Delete(context.Background(), cr)
+	if err == nil || !strings.Contains(err.Error(), "still in use by linked clones") {
+		t.Fatalf("second Delete: %v, want PVE's refusal", err)
+	}
+	if _, ok := f.sim.Guest(seedVMID); !ok {
+		t.Fatal("the template was destroyed")
+	}
+	if _, err := f.cl.DeleteGuest(context.Background(), pve.GuestRef{Type: pve.QEMU, Node: testNode, VMID: 701}, true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.external().Delete(context.Background(), cr); err != nil {
+		t.Fatalf("Delete once unused: %v", err)
+	}
+	if _, ok := f.sim.Guest(seedVMID); ok {
+		t.Error("the template survived")
+	}
+}
