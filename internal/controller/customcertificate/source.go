@@ -112,7 +112,9 @@ func ensureCertManagerCertificate(ctx context.Context, kube client.Client, cr *v
 	switch {
 	case err == nil:
 		return nil
-	case meta.IsNoMatchError(err):
+	case meta.IsNoMatchError(err), kerrors.IsNotFound(err):
+		// No mapping for the kind, or (a mapping cached before the CRD went)
+		// the API server knows no such resource.
 		return errors.New("certManagerSpec: cert-manager's Certificate kind (cert-manager.io/v1) is not served in this cluster: install cert-manager, or use tlsSecretRef")
 	case kerrors.IsForbidden(err):
 		return errors.New("certManagerSpec: the provider may not manage cert-manager Certificates: bind its ServiceAccount to the ClusterRole in the README (provider-proxmox-cert-manager)")

@@ -30,7 +30,11 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
@@ -176,6 +180,13 @@ func TestCustomCertificateInlineAndCertManager(t *testing.T) {
 	if got := nodeCustomFingerprint(t, hs, "othernode"); got != fp {
 		t.Errorf("the failing resource changed the node's certificate: %q", got)
 	}
+	// The node is shared with the next test: leave it without a custom one.
+	for _, c := range []*v1alpha1.CustomCertificate{cm, inline} {
+		if err := hs.Kube.Delete(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFingerprint(t, hs, "othernode", "", wait)
 }
 
 func waitCC(t *testing.T, hs *harness, ns, name, what string, cond func(*v1alpha1.CustomCertificate) bool) *v1alpha1.CustomCertificate {
@@ -192,4 +203,74 @@ func waitCC(t *testing.T, hs *harness, ns, name, what string, cond func(*v1alpha
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
+}
+
+// certManagerCRD is the smallest cert-manager Certificate CRD: what the
+// provider creates must be accepted by it; cert-manager itself does not run
+// here, the test writes the Secret it would.
+func certManagerCRD() *apiextensionsv1.CustomResourceDefinition {
+	preserve := true
+	return &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: "certificates.cert-manager.io"},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: "cert-manager.io", Scope: apiextensionsv1.NamespaceScoped,
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "certificates", Singular: "certificate", Kind: "Certificate", ListKind: "CertificateList"},
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true, Storage: true,
+				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
+					Type: "object", XPreserveUnknownFields: &preserve}}}},
+		},
+	}
+}
+
+// With cert-manager's Certificate kind served, certManagerSpec makes a
+// Certificate of the resource's name, owned by it, writing secretName; what
+// cert-manager then writes there is uploaded. The CRD goes again at the end.
+func TestCustomCertificateWithCertManager(t *testing.T) {
+	hs := require(t)
+	ns := hs.namespace(t)
+	ctx := context.Background()
+	crd := certManagerCRD()
+	if err := hs.Kube.Create(ctx, crd); err != nil && !kerrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = hs.Kube.Delete(context.Background(), crd) })
+	cc := &v1alpha1.CustomCertificate{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "issued"}, Spec: v1alpha1.CustomCertificateSpec{
+		ResourceSpec:    v1alpha1.ResourceSpec{ConnectionRef: &v1alpha1.ConnectionReference{Name: connName}},
+		NodeName:        "othernode",
+		CertManagerSpec: &v1alpha1.CertManagerSpec{SecretName: "issued-tls", CommonName: "othernode.example", DNSNames: []string{"othernode.example"}, IssuerRef: v1alpha1.IssuerRef{Name: "ca", Kind: "ClusterIssuer"}},
+	}}
+	if err := hs.Kube.Create(ctx, cc); err != nil {
+		t.Fatal(err)
+	}
+	crt := &unstructured.Unstructured{}
+	crt.SetGroupVersionKind(schema.GroupVersionKind{Group: "cert-manager.io", Version: "v1", Kind: "Certificate"})
+	deadline := time.Now().Add(wait)
+	for {
+		err := hs.Kube.Get(ctx, types.NamespacedName{Namespace: ns, Name: "issued"}, crt)
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no cert-manager Certificate made: %v", err)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	secretName, _, _ := unstructured.NestedString(crt.Object, "spec", "secretName")
+	issuer, _, _ := unstructured.NestedString(crt.Object, "spec", "issuerRef", "name")
+	if secretName != "issued-tls" || issuer != "ca" || len(crt.GetOwnerReferences()) != 1 || crt.GetOwnerReferences()[0].Name != "issued" {
+		t.Errorf("Certificate %v: want secretName issued-tls, issuer ca, owned by the CustomCertificate", crt.Object)
+	}
+
+	pem, key := selfSignedPair(t, "othernode.example")
+	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "issued-tls"}, Type: corev1.SecretTypeTLS,
+		Data: map[string][]byte{"tls.crt": []byte(pem), "tls.key": []byte(key)}}
+	if err := hs.Kube.Create(ctx, sec); err != nil {
+		t.Fatal(err)
+	}
+	fp, _ := pve.Fingerprint(pem)
+	waitFingerprint(t, hs, "othernode", fp, wait)
+	if err := hs.Kube.Delete(ctx, cc); err != nil {
+		t.Fatal(err)
+	}
+	waitFingerprint(t, hs, "othernode", "", wait)
 }
