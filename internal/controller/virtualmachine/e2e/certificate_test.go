@@ -261,13 +261,13 @@ func TestCustomCertificateWithCertManager(t *testing.T) {
 		t.Errorf("Certificate %v: want secretName issued-tls, issuer ca, owned by the CustomCertificate", crt.Object)
 	}
 
-	pem, key := selfSignedPair(t, "othernode.example")
+	issued, key := selfSignedPair(t, "othernode.example")
 	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "issued-tls"}, Type: corev1.SecretTypeTLS,
-		Data: map[string][]byte{"tls.crt": []byte(pem), "tls.key": []byte(key)}}
+		Data: map[string][]byte{"tls.crt": []byte(issued), "tls.key": []byte(key)}}
 	if err := hs.Kube.Create(ctx, sec); err != nil {
 		t.Fatal(err)
 	}
-	fp, _ := pve.Fingerprint(pem)
+	fp, _ := pve.Fingerprint(issued)
 	waitFingerprint(t, hs, "othernode", fp, wait)
 	if err := hs.Kube.Delete(ctx, cc); err != nil {
 		t.Fatal(err)
