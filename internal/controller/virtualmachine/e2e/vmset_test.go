@@ -18,6 +18,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"testing"
 	"time"
@@ -29,8 +30,13 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	"github.com/kubemox/provider-proxmox/internal/controller/virtualmachineset"
+	"github.com/kubemox/provider-proxmox/internal/pvesim"
 )
 
 // A VirtualMachineSet of 2 makes web-0 and web-1, owned by it and Ready;
@@ -134,5 +140,58 @@ func waitSet(t *testing.T, hs *harness, ns, name, what string, cond func(*v1alph
 			t.Fatalf("set %s never %s: %+v, %v", name, what, s.Status, err)
 		}
 		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// A set adopts existing VirtualMachines of its replicas' names that no one
+// controls, in Observe mode, as kubemox's migration needs: they become the
+// set's (owner reference, label), keep their VMIDs, count as Ready replicas,
+// and nothing in Proxmox VE changes.
+func TestVirtualMachineSetAdoptsInObserveMode(t *testing.T) {
+	hs := require(t)
+	ns := hs.namespace(t)
+	ctx := context.Background()
+	observe := xpv2.ManagementPolicies{xpv2.ManagementActionObserve}
+	var vmids []int
+	var before []string
+	for i := range 2 {
+		vmid := hs.freeVMID(t, 720+i*10)
+		cfg := map[string]string{"name": "legacy-" + strconv.Itoa(i), "cores": "1", "memory": "512", "net0": "virtio,bridge=vmbr0"}
+		if err := hs.Sim.AddGuest(pvesim.GuestSeed{Kind: "qemu", Node: node, VMID: vmid, Config: cfg, Running: true}); err != nil {
+			t.Fatal(err)
+		}
+		g, _ := hs.Sim.Guest(vmid)
+		before = append(before, fmt.Sprint(g.Config))
+		vm := &v1alpha1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "legacy-" + strconv.Itoa(i)}, Spec: v1alpha1.VirtualMachineSpec{
+			ResourceSpec: v1alpha1.ResourceSpec{ConnectionRef: &v1alpha1.ConnectionReference{Name: connName}, ManagementPolicies: observe},
+		}}
+		meta.SetExternalName(vm, strconv.Itoa(vmid))
+		hs.create(t, vm)
+		vmids = append(vmids, vmid)
+	}
+	guestsBefore := len(hs.Sim.Guests())
+	set := &v1alpha1.VirtualMachineSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "legacy"}, Spec: v1alpha1.VirtualMachineSetSpec{
+		Replicas: 2, NodeName: node, ConnectionRef: &v1alpha1.ConnectionReference{Name: connName}, ManagementPolicies: observe,
+		Template: v1alpha1.VirtualMachineCloneSpec{Name: templateName, VirtualMachineHardware: v1alpha1.VirtualMachineHardware{Cores: 1, Memory: 512}},
+	}}
+	if err := hs.Kube.Create(ctx, set); err != nil {
+		t.Fatal(err)
+	}
+	waitSet(t, hs, ns, "legacy", "2 Ready replicas adopted", func(s *v1alpha1.VirtualMachineSet) bool { return s.Status.ReadyReplicas == 2 })
+	hs.waitEvent(t, ns, "legacy", "AdoptedVM")
+	for i, vmid := range vmids {
+		vm := hs.waitReady(t, ns, "legacy-"+strconv.Itoa(i))
+		if !metav1.IsControlledBy(vm, set) || vm.Labels[virtualmachineset.LabelSet] != "legacy" || vmidOf(t, vm) != vmid {
+			t.Errorf("%s: owners %v, labels %v, VMID %d; want adopted with VMID %d", vm.Name, vm.OwnerReferences, vm.Labels, vmidOf(t, vm), vmid)
+		}
+	}
+	time.Sleep(3 * time.Second) // any write would follow the adoption at once
+	for i, vmid := range vmids {
+		if g, _ := hs.Sim.Guest(vmid); fmt.Sprint(g.Config) != before[i] || g.Status != "running" {
+			t.Errorf("adopting changed guest %d:\nbefore %s\nafter  %v", vmid, before[i], g.Config)
+		}
+	}
+	if n := len(hs.Sim.Guests()); n != guestsBefore {
+		t.Errorf("%d guests after the adoption, %d before: want nothing cloned", n, guestsBefore)
 	}
 }
