@@ -152,8 +152,8 @@ func TestVirtualMachineSetAdoptsInObserveMode(t *testing.T) {
 	ns := hs.namespace(t)
 	ctx := context.Background()
 	observe := xpv2.ManagementPolicies{xpv2.ManagementActionObserve}
-	var vmids []int
-	var before []string
+	vmids := make([]int, 0, 2)
+	before := make([]string, 0, 2)
 	for i := range 2 {
 		vmid := hs.freeVMID(t, 720+i*10)
 		cfg := map[string]string{"name": "legacy-" + strconv.Itoa(i), "cores": "1", "memory": "512", "net0": "virtio,bridge=vmbr0"}
