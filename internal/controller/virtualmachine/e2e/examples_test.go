@@ -47,8 +47,9 @@ func TestSetCertificateAndImportExamplesBecomeReady(t *testing.T) {
 		Data: map[string][]byte{"tls.crt": []byte(crt), "tls.key": []byte(key)}}); err != nil {
 		t.Fatal(err)
 	}
-	var applied []*unstructured.Unstructured
-	for _, f := range []string{"virtualmachineset/web.yaml", "customcertificate/tls-secret.yaml", "guestimport/prod-web.yaml"} {
+	files := []string{"virtualmachineset/web.yaml", "customcertificate/tls-secret.yaml", "guestimport/prod-web.yaml"}
+	applied := make([]*unstructured.Unstructured, 0, len(files))
+	for _, f := range files {
 		raw, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "examples", f))
 		if err != nil {
 			t.Fatal(err)
