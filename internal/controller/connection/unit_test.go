@@ -35,13 +35,15 @@ import (
 )
 
 func TestFingerprintHoldsNoCredential(t *testing.T) {
-	a := fingerprint(3, []v1alpha1.ObservedSecret{{Namespace: "ns", Name: "s", ResourceVersion: "10"}})
-	b := fingerprint(3, []v1alpha1.ObservedSecret{{Namespace: "ns", Name: "s", ResourceVersion: "11"}})
-	c := fingerprint(4, []v1alpha1.ObservedSecret{{Namespace: "ns", Name: "s", ResourceVersion: "10"}})
-	if a == b || a == c {
-		t.Errorf("fingerprints must differ on a Secret rotation or a spec change: %q %q %q", a, b, c)
+	eps := []string{"pve1", "pve2"}
+	a := fingerprint(3, eps, []v1alpha1.ObservedSecret{{Namespace: "ns", Name: "s", ResourceVersion: "10"}})
+	b := fingerprint(3, eps, []v1alpha1.ObservedSecret{{Namespace: "ns", Name: "s", ResourceVersion: "11"}})
+	c := fingerprint(4, eps, []v1alpha1.ObservedSecret{{Namespace: "ns", Name: "s", ResourceVersion: "10"}})
+	d := fingerprint(3, eps[:1], []v1alpha1.ObservedSecret{{Namespace: "ns", Name: "s", ResourceVersion: "10"}})
+	if a == b || a == c || a == d {
+		t.Errorf("fingerprints must differ on a Secret rotation, a spec change or other endpoints: %q %q %q %q", a, b, c, d)
 	}
-	if want := "generation=3;ns/s@10"; a != want {
+	if want := "generation=3;endpoints=pve1,pve2;ns/s@10"; a != want {
 		t.Errorf("fingerprint = %q, want %q", a, want)
 	}
 }
