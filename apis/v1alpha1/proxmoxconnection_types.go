@@ -242,6 +242,7 @@ type EndpointStatus struct {
 // +kubebuilder:resource:scope=Cluster,shortName=pxc,categories={crossplane,proxmox}
 // +kubebuilder:printcolumn:name="ENDPOINT",type="string",JSONPath=".spec.endpoint"
 // +kubebuilder:printcolumn:name="READY",type="string",JSONPath=".status.conditions[?(@.type=='Ready')].status"
+// +kubebuilder:printcolumn:name="REASON",type="string",JSONPath=".status.conditions[?(@.type=='Ready')].reason"
 // +kubebuilder:printcolumn:name="VERSION",type="string",JSONPath=".status.version"
 // +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
 
