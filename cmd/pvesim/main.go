@@ -25,9 +25,9 @@ func (l *listFlag) String() string     { return strings.Join(*l, ",") }
 func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
 type config struct {
-	nodes, sharedStorage, caOut, stateFile, connName, connNamespace       string
+	nodes, sharedStorage, caOut, stateFile, connName, connNamespace                       string
 	listen, users, tokens, templates, ctTemplates, ostemplates, isos, durations, tlsHosts listFlag
-	resourcesLag, agentDelay, authFailDelay                                       time.Duration
+	resourcesLag, agentDelay, authFailDelay                                               time.Duration
 }
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {

@@ -49,7 +49,7 @@ func (s *Server) serveAdmin(w http.ResponseWriter, hr *http.Request) {
 			break
 		}
 		if i, up, ok := listenerSwitchPath(p, hr.Method); ok {
-			data, after, err = s.adminListener(i, up)
+			after, err = s.adminListener(i, up)
 			break
 		}
 		if id, ok := holdReleasePath(p, hr.Method); ok {
@@ -87,14 +87,14 @@ func listenerSwitchPath(p, method string) (int, bool, bool) {
 
 // adminListener brings listener i up now, or takes it down once the answer
 // is sent (the request may have come through it).
-func (s *Server) adminListener(i int, up bool) (any, func(), error) {
+func (s *Server) adminListener(i int, up bool) (func(), error) {
 	if _, err := s.listener(i); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if up {
-		return nil, nil, s.ListenerUp(i)
+		return nil, s.ListenerUp(i)
 	}
-	return nil, func() { _ = s.ListenerDown(i) }, nil
+	return func() { _ = s.ListenerDown(i) }, nil
 }
 
 func decodeAdmin(hr *http.Request, v any) error {

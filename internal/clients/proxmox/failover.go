@@ -278,7 +278,7 @@ func neverSent(err error) bool {
 // prober probes down endpoints until they answer, for the client's
 // lifetime: Retire cancels ctx, and every probe goroutine ends with it.
 type prober struct {
-	ctx      context.Context
+	ctx      context.Context //nolint:containedctx // the client's lifetime: probes outlive any request and end with Retire
 	wg       sync.WaitGroup
 	interval time.Duration
 	probe    func(ctx context.Context) error

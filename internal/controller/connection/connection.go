@@ -157,8 +157,8 @@ func NewReconciler(kube client.Client, secrets client.Reader, clients *pve.Cache
 		poll:      time.Minute,
 
 		endpointEvents: make(chan ctrlevent.GenericEvent, endpointEventBuffer),
-		log:       logging.NewNopLogger(),
-		record:    event.NewNopRecorder(),
+		log:            logging.NewNopLogger(),
+		record:         event.NewNopRecorder(),
 	}
 	for _, fn := range o {
 		fn(r)
