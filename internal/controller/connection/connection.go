@@ -263,11 +263,24 @@ func (r *Reconciler) verify(ctx context.Context, log logging.Logger, pc *v1alpha
 // check proves that cl reaches Proxmox VE with its credential. When the
 // managed resources' own requests succeeded within the last poll interval
 // they already prove it, and no request is made; otherwise one is.
+//
+// While an endpoint is down a request is always made: it goes to a healthy
+// endpoint (verifying the credential there after a failover), or, with a
+// single endpoint, finds out whether that one answers again.
 func (r *Reconciler) check(ctx context.Context, cl *pve.Client) (string, error) {
-	if version, ok := cl.VerifiedWithin(r.poll); ok {
+	if version, ok := cl.VerifiedWithin(r.poll); ok && allHealthy(cl.Endpoints()) {
 		return version, nil
 	}
 	return cl.Verify(ctx)
+}
+
+func allHealthy(eps []pve.EndpointState) bool {
+	for _, e := range eps {
+		if !e.Healthy {
+			return false
+		}
+	}
+	return true
 }
 
 // retryAfter is how soon a connection that is not Ready is verified again:
