@@ -60,7 +60,8 @@ type Config struct {
 	ProbeInterval time.Duration
 
 	// OnEndpointChange, when set, is called after an endpoint went down or
-	// came back, or requests moved to another endpoint. It must not block.
+	// came back, or requests moved to another endpoint; only with several
+	// endpoints. It must not block.
 	OnEndpointChange func()
 
 	// Metrics receives this client's requests and the tasks it starts and
@@ -154,11 +155,12 @@ func (c *Client) watchEndpoints(cfg Config) {
 	c.stop = stop
 	c.probes = &prober{ctx: ctx, interval: interval, set: c.endpoints, probe: c.probe}
 	c.endpoints.scrub = c.scrub
-	if len(c.endpoints.eps) > 1 {
+	if len(c.endpoints.eps) < 2 {
 		// With one endpoint there is nowhere else to go: its own traffic
-		// finds out when it is back.
-		c.endpoints.onDown = c.probes.start
+		// (and the connection's next check) finds out when it is back.
+		return
 	}
+	c.endpoints.onDown = c.probes.start
 	c.endpoints.onChange = func(switched bool) {
 		if switched {
 			// Another endpoint serves now: the proof of the last one says

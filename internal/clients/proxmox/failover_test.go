@@ -10,6 +10,10 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/luthermonson/go-proxmox"
+
+	"github.com/kubemox/provider-proxmox/internal/pvesim"
 )
 
 // pveNode is a fake pveproxy: it answers /access/ticket with a ticket valid
@@ -371,4 +375,65 @@ func TestNormalizeEndpoints(t *testing.T) {
 
 func pemOf(srv *httptest.Server) (string, []byte) {
 	return srv.URL, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+}
+
+// Against the simulated cluster on two listeners: one login for both, a
+// listener going down fails over, a node going offline (pveproxy's 595 for
+// its paths) does not, and the listener coming back is found by a probe.
+func TestSimClusterFailover(t *testing.T) {
+	srv := startSim(t, pvesim.Options{Nodes: []string{"pve", "pve2"}, ExtraListen: []string{"127.0.0.1:0"}})
+	urls := srv.URLs()
+	c, w := simClient(t, srv, func(cfg *Config) {
+		cfg.Endpoint, cfg.Endpoints, cfg.ProbeInterval = urls[0], []string{urls[1]}, 50*time.Millisecond
+	})
+	c.fastRetries()
+	ctx := t.Context()
+	if _, err := c.Verify(ctx); err != nil {
+		t.Fatalf("Verify: %v", err)
+	}
+	if err := srv.ListenerDown(0); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if _, err := c.Verify(ctx); err != nil {
+			t.Fatalf("Verify with the first listener down: %v", err)
+		}
+	}
+	if got := healthOf(c); got != "down healthy*" {
+		t.Fatalf("health = %q", got)
+	}
+	if got := w.count("POST /access/ticket"); got != 1 {
+		t.Errorf("logins = %d, want 1: the ticket is valid on every node", got)
+	}
+
+	if err := srv.SetNodeOffline("pve2", true, ""); err != nil {
+		t.Fatal(err)
+	}
+	err := c.API().Get(ctx, "/nodes/pve2/status", nil)
+	if apiErr, ok := proxmox.AsAPIError(err); !ok || apiErr.StatusCode != 595 {
+		t.Fatalf("GET for an offline node: %v, want pveproxy's 595", err)
+	}
+	if got := healthOf(c); got != "down healthy*" {
+		t.Errorf("health after a 595 = %q: a node being unreachable is no endpoint failure", got)
+	}
+
+	if err := srv.ListenerUp(0); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !c.Endpoints()[0].Healthy {
+		if time.Now().After(deadline) {
+			t.Fatalf("the first listener is not healthy after it came back: %+v", c.Endpoints())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, err := c.Verify(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := healthOf(c); got != "healthy* healthy" {
+		t.Errorf("health after the first came back = %q", got)
+	}
+	if got := w.count("POST /access/ticket"); got != 1 {
+		t.Errorf("logins = %d after failing over and back, want 1", got)
+	}
 }
