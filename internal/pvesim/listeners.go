@@ -102,6 +102,12 @@ func (s *Server) ListenerUp(i int) error {
 	if err != nil {
 		return err
 	}
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		return errf(http.StatusServiceUnavailable, "server closed")
+	}
 	l.mu.Lock()
 	up := l.ln != nil
 	l.mu.Unlock()
