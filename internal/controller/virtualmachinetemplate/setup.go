@@ -39,15 +39,16 @@ func ControllerName() string {
 }
 
 // Setup adds the VirtualMachineTemplate controller to mgr, taking Proxmox
-// clients from clients.
-func Setup(mgr ctrl.Manager, o controller.Options, clients *pve.Cache) error {
+// clients from clients and new VMIDs from vmids, the allocator every guest
+// kind shares.
+func Setup(mgr ctrl.Manager, o controller.Options, clients *pve.Cache, vmids *pve.VMIDAllocator) error {
 	recorder := guest.Recorder(mgr, o, ControllerName())
 	c := &connector{
 		kube:    mgr.GetClient(),
 		secrets: mgr.GetAPIReader(),
 		usage:   resource.NewProviderConfigUsageTracker(mgr.GetClient(), &v1alpha1.ProviderConfigUsage{}),
 		clients: clients,
-		vmids:   pve.NewVMIDAllocator(0),
+		vmids:   vmids,
 		record:  recorder,
 	}
 	// No initializer: an empty external name means "no VMID picked yet".
