@@ -23,18 +23,14 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 
-	"github.com/kubemox/provider-proxmox/apis"
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 	"github.com/kubemox/provider-proxmox/internal/controller/guest"
@@ -85,18 +81,10 @@ func newFixture(t *testing.T, opts pvesim.Options) *fixture {
 	if err != nil {
 		t.Fatalf("client: %v", err)
 	}
-	s := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(s); err != nil {
-		t.Fatal(err)
-	}
-	if err := apis.AddToScheme(s); err != nil {
-		t.Fatal(err)
-	}
-	kube := fake.NewClientBuilder().WithScheme(s).WithStatusSubresource(&v1alpha1.Container{}).Build()
+	kube := guesttest.FakeKube(t, &v1alpha1.Container{})
 	log := &guesttest.EventLog{}
 	return &fixture{sim: sim, cl: cl, kube: kube, log: log, conn: &connector{
-		kube: kube, secrets: kube, clients: pve.NewCache(), vmids: pve.NewVMIDAllocator(0), record: log,
-		steadyAge: time.Second, interfacesAsked: guest.NewStamps(), observed: guest.NewStamps(),
+		Deps: guesttest.Deps(kube, log), secrets: kube, interfacesAsked: guest.NewStamps(),
 	}}
 }
 

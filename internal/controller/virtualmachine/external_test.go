@@ -26,17 +26,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 
-	"github.com/kubemox/provider-proxmox/apis"
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 	"github.com/kubemox/provider-proxmox/internal/controller/guest"
@@ -77,26 +73,16 @@ func newFixture(t *testing.T, opts pvesim.Options) *fixture {
 	if err != nil {
 		t.Fatalf("client: %v", err)
 	}
-	s := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(s); err != nil {
-		t.Fatal(err)
-	}
-	if err := apis.AddToScheme(s); err != nil {
-		t.Fatal(err)
-	}
-	kube := fake.NewClientBuilder().WithScheme(s).WithStatusSubresource(&v1alpha1.VirtualMachine{}).Build()
+	kube := guesttest.FakeKube(t, &v1alpha1.VirtualMachine{})
 	log := &guesttest.EventLog{}
 	return &fixture{sim: sim, cl: cl, kube: kube, log: log, conn: &connector{
-		kube: kube, secrets: secrets.NewMemo(kube, kube), clients: pve.NewCache(), vmids: pve.NewVMIDAllocator(0), record: log,
-		steadyAge: time.Second, agentAsked: guest.NewStamps(), observed: guest.NewStamps(),
+		Deps: guesttest.Deps(kube, log), secrets: secrets.NewMemo(kube, kube), agentAsked: guest.NewStamps(),
 	}}
 }
 
 // external returns a fresh per-reconcile client, as Connect would.
 func (f *fixture) external() *external {
-	c := f.conn
-	return &external{kube: c.kube, secrets: c.secrets, cl: f.cl, connection: "default", vmids: c.vmids,
-		record: c.record, steadyAge: c.steadyAge, agentAsked: c.agentAsked, observed: c.observed}
+	return &external{connector: f.conn, cl: f.cl, connection: "default"}
 }
 
 func cloneVM(name string) *v1alpha1.VirtualMachine {
@@ -731,7 +717,7 @@ func TestDeletedResourceIsForgotten(t *testing.T) {
 		}
 		// A forgotten resource has no observation stamp (Since is 0) and its
 		// agent is due at once, however long the throttle.
-		inClock := f.conn.observed.Since(cr.GetUID(), time.Now()) != 0
+		inClock := f.conn.Observed.Since(cr.GetUID(), time.Now()) != 0
 		inAgent := !f.conn.agentAsked.Due(cr.GetUID(), time.Now(), time.Hour)
 		if inClock || inAgent {
 			t.Errorf("protected=%v: deleted resource still remembered (poll clock %v, agent throttle %v)", protected, inClock, inAgent)

@@ -476,7 +476,7 @@ func firstVMID(cr *v1alpha1.VirtualMachine) int {
 // resetLog starts a fresh event log, so a case checks only its verb's events.
 func resetLog(f *fixture) *guesttest.EventLog {
 	l := &guesttest.EventLog{}
-	f.conn.record = l
+	f.conn.Record = l
 	return l
 }
 
