@@ -57,6 +57,9 @@ type Proxmox interface {
 	CreateGuest(ctx context.Context, ref pve.GuestRef, params map[string]string) (string, error)
 	ConvertToTemplate(ctx context.Context, ref pve.GuestRef) (string, error)
 	GuestPending(ctx context.Context, ref pve.GuestRef) (pve.GuestConfig, error)
+	StorageContent(ctx context.Context, node, storage string) ([]string, error)
+	VolumePath(ctx context.Context, node, volid string) (string, error)
+	MayImportPaths() bool
 	guest.TaskLogReader
 }
 
