@@ -28,6 +28,7 @@ import (
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	"github.com/kubemox/provider-proxmox/internal/controller/virtualmachinetemplate"
+	"github.com/kubemox/provider-proxmox/internal/provider/providertest"
 )
 
 // On a storage without import content, a root@pam password connection
@@ -40,11 +41,11 @@ func TestNoImportContentAsRootImportsFromThePath(t *testing.T) {
 	cr.Spec.ConnectionRef.Name = rootConnName
 	cr.Spec.ImageConfig.Storage = noImport
 	create(t, cr)
-	h.WaitFor(t, cr, "Ready", wait, func() bool { return ready(cr) })
+	h.WaitFor(t, cr, "Ready", wait, func() bool { return providertest.ReadyAndSynced(cr) })
 	sdu := &v1alpha1.StorageDownloadURL{}
 	sdu.SetNamespace(ns)
 	sdu.SetName("tmpl-image")
-	h.WaitFor(t, sdu, "Ready", wait, func() bool { return ready(sdu) })
+	h.WaitFor(t, sdu, "Ready", wait, func() bool { return providertest.ReadyAndSynced(sdu) })
 	if sdu.Spec.VolID() != noImport+":iso/"+ns+".img" {
 		t.Errorf("image downloaded as %s, want %s:iso/%s.img", sdu.Spec.VolID(), noImport, ns)
 	}

@@ -31,8 +31,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
-
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	"github.com/kubemox/provider-proxmox/internal/provider"
 	"github.com/kubemox/provider-proxmox/internal/provider/providertest"
@@ -143,13 +141,6 @@ func remove(t *testing.T, cr client.Object) {
 	if err := h.Kube.Delete(context.Background(), cr); err != nil && !kerrors.IsNotFound(err) {
 		t.Fatalf("delete %s: %v", cr.GetName(), err)
 	}
-}
-
-func ready(c interface {
-	GetCondition(xpv2.ConditionType) xpv2.Condition
-}) bool {
-	return c.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue &&
-		c.GetCondition(xpv2.TypeSynced).Status == corev1.ConditionTrue
 }
 
 // guestNamed returns the simulator's guest with that name.
