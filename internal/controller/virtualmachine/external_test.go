@@ -60,18 +60,9 @@ func newFixture(t *testing.T, opts pvesim.Options) *fixture {
 	if opts.Nodes == nil {
 		opts.Nodes = []string{testNode, "othernode"}
 	}
-	sim, err := pvesim.Start(opts)
-	if err != nil {
-		t.Fatalf("start simulator: %v", err)
-	}
-	t.Cleanup(sim.Close)
-	sim.AddToken("root@pam!kubemox", "s3cret")
+	sim, cl := guesttest.Simulator(t, opts, opts.Nodes...)
 	if err := sim.AddTemplate(testNode, templateID, testTemplate); err != nil {
 		t.Fatalf("add template: %v", err)
-	}
-	cl, err := pve.New(pve.Config{Endpoint: sim.URL(), TokenID: "root@pam!kubemox", Secret: "s3cret", CAPEM: sim.CAPEM()})
-	if err != nil {
-		t.Fatalf("client: %v", err)
 	}
 	kube := guesttest.FakeKube(t, &v1alpha1.VirtualMachine{})
 	log := &guesttest.EventLog{}
@@ -103,49 +94,17 @@ func cloneVM(name string) *v1alpha1.VirtualMachine {
 // annotation the managed reconciler writes before calling Create.
 func (f *fixture) store(t *testing.T, cr *v1alpha1.VirtualMachine, pending bool) {
 	t.Helper()
-	if pending {
-		meta.SetExternalCreatePending(cr, time.Now())
-	}
-	uid := cr.UID
-	if err := f.kube.Create(context.Background(), cr); err != nil {
-		t.Fatalf("create %s: %v", cr.Name, err)
-	}
-	cr.UID = uid // the fake client keeps it, but be explicit: the marker uses it
+	guesttest.Store(t, f.kube, cr, pending)
 }
 
 // converge drives the verbs the way the managed reconciler does until the
 // resource is Ready and up to date, returning the number of steps.
 func (f *fixture) converge(t *testing.T, cr *v1alpha1.VirtualMachine, maxSteps int) int {
 	t.Helper()
-	ctx := context.Background()
 	for step := 1; step <= maxSteps; step++ {
-		e := f.external()
-		obs, err := e.Observe(ctx, cr)
-		if err != nil {
-			t.Fatalf("step %d: Observe: %v", step, err)
-		}
-		switch {
-		case !obs.ResourceExists:
-			meta.SetExternalCreatePending(cr, time.Now())
-			if err := f.kube.Update(ctx, cr); err != nil {
-				t.Fatalf("step %d: mark pending: %v", step, err)
-			}
-			if _, err := e.Create(ctx, cr); err != nil {
-				t.Fatalf("step %d: Create: %v", step, err)
-			}
-			meta.SetExternalCreateSucceeded(cr, time.Now())
-			if err := f.kube.Update(ctx, cr); err != nil {
-				t.Fatalf("step %d: persist annotations: %v", step, err)
-			}
-		case !obs.ResourceUpToDate:
-			if _, err := e.Update(ctx, cr); err != nil {
-				t.Fatalf("step %d: Update: %v", step, err)
-			}
-		case guest.IsReady(cr):
+		if guesttest.Step[*v1alpha1.VirtualMachine](t, f.kube, f.external(), cr) {
 			return step
 		}
-		// As the managed reconciler does after a successful step.
-		cr.SetConditions(xpv2.ReconcileSuccess().WithObservedGeneration(cr.GetGeneration()))
 		time.Sleep(20 * time.Millisecond)
 	}
 	e := f.external()

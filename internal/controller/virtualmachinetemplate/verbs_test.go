@@ -27,17 +27,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 
-	"github.com/kubemox/provider-proxmox/apis"
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 	"github.com/kubemox/provider-proxmox/internal/controller/guest"
@@ -66,15 +62,7 @@ type fixture struct {
 func newFixture(t *testing.T, opts pvesim.Options) *fixture {
 	t.Helper()
 	sim, cl := guesttest.Simulator(t, opts, testNode)
-	s := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(s); err != nil {
-		t.Fatal(err)
-	}
-	if err := apis.AddToScheme(s); err != nil {
-		t.Fatal(err)
-	}
-	kube := fake.NewClientBuilder().WithScheme(s).
-		WithStatusSubresource(&v1alpha1.VirtualMachineTemplate{}, &v1alpha1.StorageDownloadURL{}).Build()
+	kube := guesttest.FakeKube(t, &v1alpha1.VirtualMachineTemplate{}, &v1alpha1.StorageDownloadURL{})
 	return &fixture{sim: sim, cl: cl, kube: kube, log: &guesttest.EventLog{}}
 }
 
