@@ -127,3 +127,24 @@ func (f *SimFixture) WaitReady(t *testing.T, p *Process, obj interface {
 		time.Sleep(250 * time.Millisecond)
 	}
 }
+
+// KillWhileAnswerHeld is the crash tests' riskiest moment: with PVE's
+// answer to the first method request on pattern held back, it starts the
+// provider, creates obj, and kills the provider once PVE has applied that
+// request; then it lets the answer go, to nobody. It fails t when the
+// request does not come within timeout.
+func (f *SimFixture) KillWhileAnswerHeld(t *testing.T, e *BinaryEnv, method, pattern string, obj client.Object, timeout time.Duration) {
+	t.Helper()
+	hold := f.Sim.HoldResponse(method, pattern)
+	p := e.StartProvider(t)
+	if err := f.Kube.Create(context.Background(), obj); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-hold.Held():
+	case <-time.After(timeout):
+		t.Fatalf("no %s %s request after %s\nprovider log tail:\n%s", method, pattern, timeout, p.Tail())
+	}
+	p.Kill(t)
+	hold.Release()
+}

@@ -134,18 +134,7 @@ func TestKilledBetweenVMIDStoredAndCreate(t *testing.T) {
 // before the call and makes no second one.
 func TestKilledWhileCreateResponseHeld(t *testing.T) {
 	f := newFixture(t)
-	hold := f.Sim.HoldResponse("POST", "/nodes/*/lxc")
-	p1 := pe.StartProvider(t)
-	if err := f.Kube.Create(context.Background(), f.container("held")); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-hold.Held():
-	case <-time.After(wait):
-		t.Fatalf("the create request never arrived\nprovider log tail:\n%s", p1.Tail())
-	}
-	p1.Kill(t)
-	hold.Release()
+	f.KillWhileAnswerHeld(t, &pe, "POST", "/nodes/*/lxc", f.container("held"), wait)
 	p2 := pe.StartProvider(t)
 	cr := f.waitReady(t, p2, "held")
 	f.assertOneContainer(t, "held")

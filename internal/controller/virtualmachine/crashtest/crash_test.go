@@ -93,18 +93,7 @@ func (f *fixture) assertOneVM(t *testing.T, name string) {
 // before the call and makes no second one.
 func TestKilledWhileCloneResponseHeld(t *testing.T) {
 	f := newFixture(t)
-	hold := f.Sim.HoldResponse("POST", "/nodes/*/qemu/*/clone")
-	p1 := pe.StartProvider(t)
-	if err := f.Kube.Create(context.Background(), f.vm("held")); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-hold.Held():
-	case <-time.After(wait):
-		t.Fatalf("the clone request never arrived\nprovider log tail:\n%s", p1.Tail())
-	}
-	p1.Kill(t)
-	hold.Release()
+	f.KillWhileAnswerHeld(t, &pe, "POST", "/nodes/*/qemu/*/clone", f.vm("held"), wait)
 	if got := len(f.Sim.Guests()); got != 2 {
 		t.Fatalf("guests after the kill = %d, want template + 1", got)
 	}

@@ -21,7 +21,6 @@ limitations under the License.
 package crashtest
 
 import (
-	"context"
 	"os"
 	"strings"
 	"testing"
@@ -90,18 +89,7 @@ func TestKilledInTheMiddleOfTheBuild(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			f := pe.NewSimFixture(t, "vmt-crash", pvesim.Options{Nodes: []string{node}})
-			hold := f.Sim.HoldResponse(tc.method, tc.path)
-			p1 := pe.StartProvider(t)
-			if err := f.Kube.Create(context.Background(), template(f)); err != nil {
-				t.Fatal(err)
-			}
-			select {
-			case <-hold.Held():
-			case <-time.After(wait):
-				t.Fatalf("%s\nthe request never arrived\nprovider log tail:\n%s", tc.reason, p1.Tail())
-			}
-			p1.Kill(t)
-			hold.Release()
+			f.KillWhileAnswerHeld(t, &pe, tc.method, tc.path, template(f), wait)
 			p2 := pe.StartProvider(t)
 			f.WaitReady(t, p2, template(f), wait)
 			assertOneTemplate(t, f)
