@@ -50,12 +50,12 @@ type observation struct {
 
 // identity is how this reconcile finds, claims and gives up LXC VMIDs.
 func (e *external) identity() guest.Identity {
-	return guest.Identity{Kube: e.kube, Client: e.cl, Connection: e.connection, VMIDs: e.vmids, Record: e.record, Type: pve.LXC, Noun: "container"}
+	return e.Identity(e.cl, e.connection, pve.LXC, "container")
 }
 
 // observer runs the part of Observe every guest kind shares.
 func (e *external) observer() guest.Observer {
-	return guest.Observer{Identity: e.identity(), Observed: e.observed, SteadyAge: e.steadyAge, Forget: []*guest.Stamps{e.interfacesAsked}}
+	return e.Observer(e.identity(), e.interfacesAsked)
 }
 
 // Disconnect implements managed.TypedExternalClient.
@@ -68,14 +68,11 @@ func (o *observation) converged() bool {
 
 // Observe implements managed.TypedExternalClient.
 func (e *external) Observe(ctx context.Context, cr *v1alpha1.Container) (managed.ExternalObservation, error) {
-	o := &observation{}
-	e.obs = o
+	e.obs = &observation{}
 	t := guest.Tracked{VMID: &cr.Status.VMID, LastTask: &cr.Status.LastTask, LastNode: cr.Status.Status.Node, SpecNode: cr.Spec.NodeName, Protected: cr.Spec.DeletionProtection}
-	row, next, obs, err := e.observer().Begin(ctx, cr, t, &o.Observation)
-	if !next {
-		return obs, err
-	}
-	return e.observeOwned(ctx, cr, o, row)
+	return e.observer().Observe(ctx, cr, t, &e.obs.Observation, func(row *pve.Resource) (managed.ExternalObservation, error) {
+		return e.observeOwned(ctx, cr, e.obs, row)
+	})
 }
 
 // observeOwned compares an owned (or imported) container with the spec.

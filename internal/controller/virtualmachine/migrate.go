@@ -28,7 +28,7 @@ import (
 // placement decides and records this VM's migrations (spec.nodeName against
 // status.requestedNode).
 func (e *external) placement(cr *v1alpha1.VirtualMachine) guest.Placement {
-	return guest.Placement{Record: e.record, Object: cr, Status: &cr.Status.GuestPlacement, LastTask: cr.Status.LastTask,
+	return guest.Placement{Record: e.Record, Object: cr, Status: &cr.Status.GuestPlacement, LastTask: cr.Status.LastTask,
 		SpecNode: cr.Spec.NodeName, Policy: cr.Spec.Policy(), Noun: "VM"}
 }
 

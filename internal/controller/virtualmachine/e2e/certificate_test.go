@@ -163,7 +163,7 @@ func TestCustomCertificateInlineAndCertManager(t *testing.T) {
 	if msg := got.GetCondition(customcertificate.TypeInlinePrivateKey).Message; !strings.Contains(msg, "tlsSecretRef") || strings.Contains(msg, "PRIVATE KEY") {
 		t.Errorf("warning %q: want advice, never the key", msg)
 	}
-	hs.waitEvent(t, ns, "inline", "InlinePrivateKey")
+	hs.WaitEvent(t, ns, "inline", "InlinePrivateKey", wait)
 
 	cm := &v1alpha1.CustomCertificate{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "issued"}, Spec: v1alpha1.CustomCertificateSpec{
 		ResourceSpec:    v1alpha1.ResourceSpec{ConnectionRef: &v1alpha1.ConnectionReference{Name: connName}},
