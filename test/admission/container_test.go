@@ -79,6 +79,7 @@ func containerCases() map[string]admissionCase {
   providerConfigRef: {kind: ProxmoxConnection, name: conn}
   writeConnectionSecretToRef: {name: web-conn}
   rebootPolicy: Never
+  migrationPolicy: Offline
   deletionProtection: true
   enableAutoStart: false
   additionalConfig: {onboot: "1"}
@@ -210,5 +211,11 @@ func containerCases() map[string]admissionCase {
   rebootPolicy: Sometimes
   template: {ostemplate: "local:vztmpl/x.tar.zst"}
 `), wantErr: []string{"spec.rebootPolicy: Unsupported value"}},
+		"MigrationPolicy": {manifest: ct(`
+  name: ct-case
+  nodeName: pve1
+  migrationPolicy: Restart
+  template: {ostemplate: "local:vztmpl/x.tar.zst"}
+`), wantErr: []string{"spec.migrationPolicy: Unsupported value"}},
 	}
 }
