@@ -240,8 +240,8 @@ type ContainerTemplate struct {
 // ContainerSpec is the desired state of a Container, with kubemox's names
 // directly under spec.
 //
-// +kubebuilder:validation:XValidation:rule="has(self.template) || (has(self.managementPolicies) && self.managementPolicies == ['Observe'])",message="template is required, unless managementPolicies is [\"Observe\"] (import)"
-// +kubebuilder:validation:XValidation:rule="(has(self.template) && (has(self.template.name) || has(self.template.image) || has(self.template.ostemplate))) || (has(self.managementPolicies) && self.managementPolicies == ['Observe'])",message="one of template.name, template.image or template.ostemplate is required, unless managementPolicies is [\"Observe\"] (import)"
+// +kubebuilder:validation:XValidation:rule="has(self.template) || (has(self.managementPolicies) && !self.managementPolicies.exists(p, p == '*' || p == 'Create'))",message="template is required when managementPolicies allow Create (an import without one: [\"Observe\"], or [\"Observe\", \"Update\", \"LateInitialize\"] to manage it)"
+// +kubebuilder:validation:XValidation:rule="(has(self.template) && (has(self.template.name) || has(self.template.image) || has(self.template.ostemplate))) || (has(self.managementPolicies) && !self.managementPolicies.exists(p, p == '*' || p == 'Create'))",message="one of template.name, template.image or template.ostemplate is required when managementPolicies allow Create (an imported container has no source: [\"Observe\"], or [\"Observe\", \"Update\", \"LateInitialize\"] to manage it)"
 // +kubebuilder:validation:XValidation:rule="has(self.name) || (has(self.managementPolicies) && self.managementPolicies == ['Observe'])",message="name is required, unless managementPolicies is [\"Observe\"] (import)"
 // +kubebuilder:validation:XValidation:rule="has(self.nodeName) || (has(self.managementPolicies) && self.managementPolicies == ['Observe'])",message="nodeName is required, unless managementPolicies is [\"Observe\"] (import)"
 type ContainerSpec struct {
