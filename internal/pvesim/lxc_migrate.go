@@ -161,7 +161,19 @@ func (s *Server) startLXCMigration(user, fault string, g *guest, m migration) st
 			if !ok || cur != g {
 				return errNoConfig(KindLXC, source, g.VMID)
 			}
-			s.moveLXCVolumes(g, m, t)
+			if err := s.moveLXCVolumes(g, m, t); err != nil {
+				// phase1_cleanup and final_cleanup: the container stays, unlocked,
+				// and runs again on the source when it ran before.
+				t.logf("ERROR: %s", err)
+				t.logf("aborting phase 1 - cleanup resources")
+				s.unlockIf(g, "migrate")
+				if wasRunning {
+					t.logf("start container on source node")
+					s.setStatus(g, StatusRunning)
+				}
+				t.logf("ERROR: migration aborted (duration %s): %s", taskClock(time.Since(begun)), err)
+				return fmt.Errorf("migration aborted")
+			}
 			g.Node = m.target
 			s.unlockIf(g, "migrate")
 			t.logf("start final cleanup")
@@ -239,29 +251,53 @@ func (s *Server) logLXCVolumes(g *guest, t *task) {
 }
 
 // moveLXCVolumes moves the container's local volumes to the target, onto the storage the map
-// names (a new volume ID there when it differs), and rewrites the config to match.
-func (s *Server) moveLXCVolumes(g *guest, m migration, t *task) {
+// names (a new volume ID there when it differs), and rewrites the config to match. A volume
+// that cannot be allocated on the target fails the whole move (storage_migrate dies), leaving
+// the source as it was.
+func (s *Server) moveLXCVolumes(g *guest, m migration, t *task) error {
+	type move struct {
+		key     string
+		src     *storage
+		vol     *volume
+		dst     *storage
+		renamed *volume
+		opts    map[string]string
+	}
+	var moves []move
 	for _, k := range driveKeys(g, g.Config) {
-		vol, opts := driveVolume(g.Config[k])
-		st, v, ok := s.findVolume(g.Node, vol)
+		volid, opts := driveVolume(g.Config[k])
+		st, v, ok := s.findVolume(g.Node, volid)
 		if !ok || st.Shared {
 			continue
 		}
 		dstID := m.storageMap.target(st.ID)
-		if dstID == st.ID {
-			if dst, ok := s.st.storage(m.target, dstID); ok {
-				st.removeVolume(vol)
-				dst.addVolume(v)
+		dst, ok := s.st.storage(m.target, dstID)
+		if !ok {
+			return fmt.Errorf("storage migration for '%s' to storage '%s' failed - storage '%s' does not exist", volid, dstID, dstID)
+		}
+		mv := move{key: k, src: st, vol: v, dst: dst, opts: opts}
+		if dstID != st.ID {
+			nv, err := s.allocDisk(m.target, dstID, g.VMID, v.Size, v.Content)
+			if err != nil {
+				for _, done := range moves {
+					if done.renamed != nil {
+						done.dst.removeVolume(done.renamed.VolID)
+					}
+				}
+				return fmt.Errorf("storage migration for '%s' to storage '%s' failed - %w", volid, dstID, err)
 			}
-			continue
+			mv.renamed = nv
 		}
-		nv, err := s.allocDisk(m.target, dstID, g.VMID, v.Size, v.Content)
-		if err != nil {
-			t.logf("ERROR: storage migration for '%s' to storage '%s' failed - %s", vol, dstID, err)
-			continue
-		}
-		st.removeVolume(vol)
-		g.Config[k] = driveValue(nv.VolID, opts)
-		t.logf("volume '%s' is '%s' on the target", vol, nv.VolID)
+		moves = append(moves, mv)
 	}
+	for _, mv := range moves {
+		mv.src.removeVolume(mv.vol.VolID)
+		if mv.renamed == nil {
+			mv.dst.addVolume(mv.vol)
+			continue
+		}
+		g.Config[mv.key] = driveValue(mv.renamed.VolID, mv.opts)
+		t.logf("volume '%s' is '%s' on the target", mv.vol.VolID, mv.renamed.VolID)
+	}
+	return nil
 }
