@@ -298,6 +298,7 @@ func (in *ContainerSpec) DeepCopyInto(out *ContainerSpec) {
 		**out = **in
 	}
 	in.GuestPower.DeepCopyInto(&out.GuestPower)
+	out.GuestMigration = in.GuestMigration
 	if in.AdditionalConfig != nil {
 		in, out := &in.AdditionalConfig, &out.AdditionalConfig
 		*out = make(map[string]string, len(*in))
@@ -332,6 +333,7 @@ func (in *ContainerStatus) DeepCopyInto(out *ContainerStatus) {
 		*out = make([]string, len(*in))
 		copy(*out, *in)
 	}
+	in.GuestPlacement.DeepCopyInto(&out.GuestPlacement)
 	if in.LastTask != nil {
 		in, out := &in.LastTask, &out.LastTask
 		*out = new(TaskStatus)

@@ -58,9 +58,9 @@ func SetupGated(mgr ctrl.Manager, o controller.Options, clients *pve.Cache, setu
 		v1alpha1.CustomCertificateGroupVersionKind)
 	setups.Register(v1alpha1.VirtualMachineSetKind, func() error { return virtualmachineset.Setup(mgr, o) },
 		v1alpha1.VirtualMachineSetGroupVersionKind, v1alpha1.VirtualMachineGroupVersionKind)
-	// GuestImport indexes VirtualMachines by the guest they name.
+	// GuestImport indexes VirtualMachines and Containers by the guest they name.
 	setups.Register(v1alpha1.GuestImportKind, func() error { return guestimport.Setup(mgr, o, clients) },
-		v1alpha1.GuestImportGroupVersionKind, v1alpha1.VirtualMachineGroupVersionKind)
+		v1alpha1.GuestImportGroupVersionKind, v1alpha1.VirtualMachineGroupVersionKind, v1alpha1.ContainerGroupVersionKind)
 	setups.Register(v1alpha1.ContainerKind, func() error { return container.Setup(mgr, o, clients, vmids) },
 		v1alpha1.ContainerGroupVersionKind)
 	// A snapshot reads the VirtualMachine it names.

@@ -46,6 +46,10 @@ type observation struct {
 	plan pve.LXCPlan
 	// replace says why the container must be replaced ("" when not).
 	replace string
+	// migration is what the placement decided.
+	migration guest.MigrationDecision
+	// moving: a migration we started has not arrived yet.
+	moving bool
 }
 
 // identity is how this reconcile finds, claims and gives up LXC VMIDs.
@@ -63,7 +67,8 @@ func (e *external) Disconnect(context.Context) error { return nil }
 
 // converged reports whether the container needs no change (refusals aside).
 func (o *observation) converged() bool {
-	return o.plan.Empty() && o.replace == "" && !o.NeedMarker && !o.PowerDrift() && !o.Need.Reboot
+	return o.plan.Empty() && o.replace == "" && !o.NeedMarker && !o.PowerDrift() && !o.Need.Reboot &&
+		o.migration == guest.NoMigration && !o.moving
 }
 
 // Observe implements managed.TypedExternalClient.
@@ -93,12 +98,19 @@ func (e *external) observeOwned(ctx context.Context, cr *v1alpha1.Container, o *
 	cr.Status.Source = recordedSource(cr.GetAnnotations())
 	o.replace = replacement(cr.Status.Source, cr.Spec.Source())
 	o.PendingKeys = o.Cfg.PendingKeys()
+	if manage {
+		p := e.placement(cr)
+		o.migration = p.Observe(o.Ref.Node, running, time.Now())
+		o.moving = p.Underway()
+	}
 	settling := powerSettling(cr)
-	o.Need.Start = want.Running && !running && !settling
-	o.Need.Stop = want.Stopped && running && !settling
-	// A container kept stopped is not restarted: what is pending takes
-	// effect at its next start.
-	o.Need.Reboot = running && !want.Stopped && want.AllowReboot && len(o.PendingKeys) > 0 && !settling
+	migrationAsked := o.migration != guest.NoMigration
+	// A container about to move is started on its target, not before.
+	o.Need.Start = want.Running && !running && !settling && !migrationAsked
+	o.Need.Stop = (want.Stopped || o.migration == guest.StopThenMigrate) && running && !settling
+	// A container kept stopped (or about to move) is not restarted: what is
+	// pending takes effect at its next start.
+	o.Need.Reboot = running && !want.Stopped && !migrationAsked && want.AllowReboot && len(o.PendingKeys) > 0 && !settling
 	cr.Status.PendingChanges = o.PendingKeys
 
 	e.observeInterfaces(ctx, cr, o)

@@ -42,6 +42,12 @@ func (e *external) Update(ctx context.Context, cr *v1alpha1.Container) (managed.
 	if o.replace != "" {
 		return managed.ExternalUpdate{}, e.replaceStep(ctx, cr, o)
 	}
+	if o.migration == guest.MigrateNow {
+		// Before any configuration change: PVE locks the container while
+		// it moves.
+		e.migrate(ctx, cr, o)
+		return managed.ExternalUpdate{}, nil
+	}
 	changed, err := e.applyConfig(ctx, cr, o)
 	if err != nil || changed {
 		return managed.ExternalUpdate{}, err
