@@ -103,12 +103,10 @@ func SetupManaged[T resource.Managed](mgr ctrl.Manager, o controller.Options, cl
 	}
 	r := managed.NewReconciler(mgr, resource.ManagedKind(k.GVK), opts...)
 
-	cro := o.ForControllerRuntime()
-	cro.RateLimiter = ItemRateLimiter()
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(name).
-		WithOptions(cro).
-		For(k.Object, builder.WithPredicates(DesiredStateChanged()))
+		WithOptions(o.ForControllerRuntime()).
+		For(k.Object, builder.WithPredicates(resource.DesiredStateChanged()))
 	if k.Watch != nil {
 		b = k.Watch(b)
 	}
