@@ -146,13 +146,20 @@ func (ob Observer) Begin(ctx context.Context, mg resource.Managed, t Tracked, o 
 }
 
 // Observe runs Begin, then owned with the guest's listing row when the
-// guest is ours or imported and to be compared with the spec.
+// guest is ours or imported and to be compared with the spec. A guest that
+// is gone from its node by the time owned reads it again (a migration
+// ending between two reads, or a delete) is handled as a vanished one: moving
+// between nodes when its VMID is still in use, absent otherwise.
 func (ob Observer) Observe(ctx context.Context, mg resource.Managed, t Tracked, o *Observation, owned func(row *pve.Resource) (managed.ExternalObservation, error)) (managed.ExternalObservation, error) {
 	row, next, obs, err := ob.Begin(ctx, mg, t, o)
 	if !next {
 		return obs, err
 	}
-	return owned(row)
+	obs, err = owned(row)
+	if pve.IsGuestNotFound(err) {
+		return ob.Vanished(ctx, mg, o.Ref.VMID)
+	}
+	return obs, err
 }
 
 // Adopted says on obj that our marker was written into the guest's
