@@ -104,7 +104,7 @@ func (p *planner) guest(it *Item) {
 		name = it.Manifest.GetName()
 	}
 	node, _, _ := unstructured.NestedString(it.Manifest.Object, "spec", f[1])
-	p.moveCloudInitPasswords(it)
+	p.moveGuestPasswords(it)
 	c := p.connFor(it)
 	if c == nil {
 		return
@@ -128,26 +128,37 @@ func (p *planner) guest(it *Item) {
 	}
 }
 
-// cloudInitPaths are where a cloud-init password can be inline.
-var cloudInitPaths = [][]string{
-	{"spec", "cloudInitConfig"}, {"spec", "template", "cloudInitConfig"}, {"spec", "vmSpec", "cloudInitConfig"},
+// passwordPaths are where each kind can hold an inline guest password
+// (cloud-init's, or a container's root password), and the suffix of the
+// Secret it moves to.
+var passwordPaths = map[string][]struct {
+	path   []string
+	suffix string
+}{
+	"VirtualMachine": {
+		{[]string{"spec", "cloudInitConfig"}, "-cloudinit"},
+		{[]string{"spec", "template", "cloudInitConfig"}, "-cloudinit"},
+		{[]string{"spec", "vmSpec", "cloudInitConfig"}, "-cloudinit"},
+	},
+	"VirtualMachineTemplate": {{[]string{"spec", "cloudInitConfig"}, "-cloudinit"}},
+	"Container":              {{[]string{"spec", "template"}, "-root"}},
 }
 
-// moveCloudInitPasswords moves inline cloud-init passwords into a Secret
-// in the object's new namespace (passwordFrom).
-func (p *planner) moveCloudInitPasswords(it *Item) {
+// moveGuestPasswords moves inline guest passwords into a Secret in the
+// object's new namespace (passwordFrom beside where password was).
+func (p *planner) moveGuestPasswords(it *Item) {
 	if p.opts.KeepInline {
 		return
 	}
-	for _, path := range cloudInitPaths {
-		pw, ok, _ := unstructured.NestedString(it.Manifest.Object, append(path, "password")...)
+	for _, at := range passwordPaths[it.Source.Kind.Name] {
+		pw, ok, _ := unstructured.NestedString(it.Manifest.Object, append(at.path, "password")...)
 		if !ok || pw == "" {
 			continue
 		}
 		s := &corev1.Secret{StringData: map[string]string{"password": pw}}
-		s.Name, s.Namespace = it.Manifest.GetName()+"-cloudinit", it.Manifest.GetNamespace()
-		unstructured.RemoveNestedField(it.Manifest.Object, append(path, "password")...)
-		_ = unstructured.SetNestedMap(it.Manifest.Object, map[string]any{"name": s.Name, "key": "password"}, append(path, "passwordFrom")...)
+		s.Name, s.Namespace = it.Manifest.GetName()+at.suffix, it.Manifest.GetNamespace()
+		unstructured.RemoveNestedField(it.Manifest.Object, append(at.path, "password")...)
+		_ = unstructured.SetNestedMap(it.Manifest.Object, map[string]any{"name": s.Name, "key": "password"}, append(at.path, "passwordFrom")...)
 		it.Secrets = append(it.Secrets, s)
 	}
 }
@@ -280,14 +291,19 @@ func (p *planner) snapshot(ctx context.Context, it *Item) {
 	}
 }
 
-// snapshotName is spec.snapshotName, or the name kubemox derived from the
-// time it took the snapshot; it must exist on the guest.
+// snapshotName is the external name a human set on the kubemox object, or
+// spec.snapshotName, or the name kubemox derived from the time it took the
+// snapshot; it must exist on the guest.
 func snapshotName(obj *unstructured.Unstructured, snaps []pve.Snapshot) (string, error) {
 	names := map[string]bool{}
 	for _, s := range snaps {
 		names[s.Name] = true
 	}
-	if n, _, _ := unstructured.NestedString(obj.Object, "spec", "snapshotName"); n != "" {
+	n := obj.GetAnnotations()[annotationExternalName]
+	if n == "" {
+		n, _, _ = unstructured.NestedString(obj.Object, "spec", "snapshotName")
+	}
+	if n != "" {
 		if !names[n] {
 			return "", fmt.Errorf("the guest has no snapshot %q", n)
 		}

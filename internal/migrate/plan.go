@@ -156,6 +156,9 @@ func (p *planner) item(ctx context.Context, s Source) *Item {
 		_ = unstructured.SetNestedField(it.Manifest.Object, true, "spec", "suspend")
 		it.Action = "suspended (spec.suspend: true): resume it once the migration is done"
 	}
+	if it.Action == "" {
+		it.Action = "cannot be migrated as it is"
+	}
 	if s.Kind.Managed {
 		_ = unstructured.SetNestedStringSlice(it.Manifest.Object, []string{"Observe"}, "spec", "managementPolicies")
 	}
