@@ -265,12 +265,16 @@ func (a *applier) serveOurKinds(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if len(inv.CRDs) > 0 {
+	// A dry run has deleted nothing: it goes on as if it had.
+	if len(inv.CRDs) > 0 && !a.opts.DryRun {
 		return errors.New("kubemox CRDs are still installed")
 	}
 	switch {
-	case inv.Crossplane && len(inv.OurMRDs) == 0:
+	case inv.Crossplane && len(inv.OurMRDs) == 0 && !a.opts.DryRun:
 		return ErrInstallPackage
+	case inv.Crossplane && len(inv.OurMRDs) == 0:
+		fmt.Fprintln(a.opts.Out, "would stop until the provider-proxmox package is installed (exit status 3), then:")
+		err = a.activate(ctx)
 	case inv.Crossplane:
 		err = a.activate(ctx)
 	default:

@@ -84,7 +84,10 @@ func itemYAML(it *Item) ([]byte, error) {
 			return nil, err
 		}
 	}
-	return b.Bytes(), writeDoc(&b, it.Manifest.Object)
+	if err := writeDoc(&b, it.Manifest.Object); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
 }
 
 // secretManifest is s with its type meta, so it applies as it is.

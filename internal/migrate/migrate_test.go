@@ -26,6 +26,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -138,5 +139,24 @@ func TestSecretsApplyAsData(t *testing.T) {
 	}
 	if d, _, _ := unstructured.NestedString(got.Object, "data", "password"); d != base64.StdEncoding.EncodeToString([]byte("pw")) {
 		t.Errorf("data.password %q", d)
+	}
+}
+
+func TestExportWritesSecretsThenManifest(t *testing.T) {
+	m := &unstructured.Unstructured{Object: map[string]any{"apiVersion": Group + "/v1alpha1", "kind": "VirtualMachine",
+		"metadata": map[string]any{"name": "web", "namespace": "default"}}}
+	it := &Item{Source: Source{Kind: Kinds[1], Obj: m}, Manifest: m}
+	it.Secrets = append(it.Secrets, secretManifest(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "web-cloudinit", Namespace: "default"},
+		StringData: map[string]string{"password": "pw"}}))
+	dir := t.TempDir()
+	if _, err := Export(&Plan{Items: []*Item{it}}, dir); err != nil {
+		t.Fatal(err)
+	}
+	objs, err := ReadExport(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs) != 2 || objs[0].GetKind() != "Secret" || objs[1].GetKind() != "VirtualMachine" {
+		t.Fatalf("read back %d objects: %v", len(objs), objs)
 	}
 }
