@@ -328,13 +328,18 @@ func (a *applier) activate(ctx context.Context) error {
 	policy := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "apiextensions.crossplane.io/v1alpha1",
 		"kind":       "ManagedResourceActivationPolicy",
-		"metadata":   map[string]any{"name": activationPolicyName},
-		"spec":       map[string]any{"activate": []any{"*." + Group}},
+		"metadata":   map[string]any{keyName: activationPolicyName},
+		keySpec:      map[string]any{"activate": []any{"*." + Group}},
 	}}
 	return a.calls.do("APPLY ManagedResourceActivationPolicy "+activationPolicyName+" activating *."+Group, func() error {
-		return errors.Wrap(a.kube.Patch(ctx, policy, client.Apply, client.FieldOwner(fieldOwner), client.ForceOwnership),
-			"cannot apply the activation policy")
+		return errors.Wrap(a.serverSideApply(ctx, policy), "cannot apply the activation policy")
 	})
+}
+
+// serverSideApply applies u, taking over fields others own: apply is
+// the one writer of what it exports.
+func (a *applier) serverSideApply(ctx context.Context, u *unstructured.Unstructured) error {
+	return a.kube.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(fieldOwner), client.ForceOwnership)
 }
 
 // applyCRDs applies our CRDs, marked as ours.
@@ -360,7 +365,7 @@ func (a *applier) applyCRDs(ctx context.Context) error {
 		ann[AnnotationCRDSource] = crdSourceOurs
 		crd.SetAnnotations(ann)
 		if err := a.calls.do("APPLY CustomResourceDefinition "+crd.GetName(), func() error {
-			return a.kube.Patch(ctx, crd, client.Apply, client.FieldOwner(fieldOwner), client.ForceOwnership)
+			return a.serverSideApply(ctx, crd)
 		}); err != nil {
 			return errors.Wrapf(err, "cannot apply CRD %s", crd.GetName())
 		}
@@ -386,7 +391,7 @@ func (a *applier) applyExport(ctx context.Context) error {
 		}
 		obj := forApply(o)
 		if err := a.calls.do("APPLY "+target(obj), func() error {
-			return a.kube.Patch(ctx, obj, client.Apply, client.FieldOwner(fieldOwner), client.ForceOwnership)
+			return a.serverSideApply(ctx, obj)
 		}); err != nil {
 			return errors.Wrapf(err, "cannot apply %s", target(obj))
 		}
@@ -461,12 +466,12 @@ func (a *applier) waitReady(ctx context.Context) error {
 // manage widens every Observe-only resource and set to full management.
 func (a *applier) manage(ctx context.Context) error {
 	for _, o := range a.watched() {
-		if _, ok, _ := unstructured.NestedStringSlice(o.Object, "spec", "managementPolicies"); !ok {
+		if _, ok, _ := unstructured.NestedStringSlice(o.Object, keySpec, "managementPolicies"); !ok {
 			continue
 		}
 		obj := o.DeepCopy()
 		if err := a.calls.do("PATCH "+target(obj)+": spec.managementPolicies [\"*\"]", func() error {
-			patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"managementPolicies":["*"]}}`))
+			patch := client.RawPatch(types.MergePatchType, []byte(`{keySpec:{"managementPolicies":["*"]}}`))
 			return a.kube.Patch(ctx, obj, patch)
 		}); err != nil {
 			return errors.Wrapf(err, "cannot switch %s to full management", target(obj))

@@ -44,7 +44,7 @@ type Connection struct {
 // connection, reading a referenced Secret's key when the credential is not
 // inline.
 func connectionConfig(ctx context.Context, kube client.Client, obj *unstructured.Unstructured) (pve.Config, error) {
-	spec, _, _ := unstructured.NestedMap(obj.Object, "spec")
+	spec, _, _ := unstructured.NestedMap(obj.Object, keySpec)
 	cfg := pve.Config{Endpoint: str(spec, "endpoint"), Username: str(spec, "username"), TokenID: str(spec, "tokenID")}
 	cfg.InsecureSkipVerify, _, _ = unstructured.NestedBool(spec, "insecureSkipVerify")
 	var err error
@@ -71,7 +71,7 @@ func inlineOrSecret(ctx context.Context, kube client.Client, spec map[string]any
 		return "", nil
 	}
 	s := &corev1.Secret{}
-	key := client.ObjectKey{Namespace: str(ref, "namespace"), Name: str(ref, "name")}
+	key := client.ObjectKey{Namespace: str(ref, "namespace"), Name: str(ref, keyName)}
 	if err := kube.Get(ctx, key, s); err != nil {
 		return "", errors.Wrapf(err, "cannot read Secret %s named by %s", key, from)
 	}

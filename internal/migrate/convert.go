@@ -46,14 +46,14 @@ func (p *planner) connection(it *Item) {
 	secret := &corev1.Secret{StringData: map[string]string{}}
 	secret.Name, secret.Namespace = it.Manifest.GetName()+"-credentials", p.opts.SecretNamespace
 	for _, f := range []struct{ inline, from, key string }{{"password", "passwordFrom", "password"}, {"secret", "secretFrom", "token"}} {
-		v, ok, _ := unstructured.NestedString(it.Manifest.Object, "spec", f.inline)
+		v, ok, _ := unstructured.NestedString(it.Manifest.Object, keySpec, f.inline)
 		if !ok || v == "" {
 			continue
 		}
 		secret.StringData[f.key] = v
-		unstructured.RemoveNestedField(it.Manifest.Object, "spec", f.inline)
-		ref := map[string]any{"name": secret.Name, "namespace": secret.Namespace, "key": f.key}
-		_ = unstructured.SetNestedMap(it.Manifest.Object, ref, "spec", f.from)
+		unstructured.RemoveNestedField(it.Manifest.Object, keySpec, f.inline)
+		ref := map[string]any{keyName: secret.Name, "namespace": secret.Namespace, "key": f.key}
+		_ = unstructured.SetNestedMap(it.Manifest.Object, ref, keySpec, f.from)
 	}
 	if len(secret.StringData) > 0 {
 		it.Secrets = append(it.Secrets, secret)
@@ -64,7 +64,7 @@ func (p *planner) connection(it *Item) {
 // connFor is the connection an object names (kubemox's connectionRef), or
 // the only one there is; nil with a problem recorded otherwise.
 func (p *planner) connFor(it *Item) *Connection {
-	name, _, _ := unstructured.NestedString(it.Manifest.Object, "spec", "connectionRef", "name")
+	name, _, _ := unstructured.NestedString(it.Manifest.Object, keySpec, "connectionRef", keyName)
 	if name == "" {
 		if len(p.conns) != 1 {
 			it.Problems = append(it.Problems, fmt.Sprintf("no connectionRef, and %d ProxmoxConnections to choose from", len(p.conns)))
@@ -73,7 +73,7 @@ func (p *planner) connFor(it *Item) *Connection {
 		for n := range p.conns {
 			name = n
 		}
-		_ = unstructured.SetNestedField(it.Manifest.Object, name, "spec", "connectionRef", "name")
+		_ = unstructured.SetNestedField(it.Manifest.Object, name, keySpec, "connectionRef", keyName)
 	}
 	c, ok := p.conns[name]
 	switch {
@@ -90,20 +90,20 @@ func (p *planner) connFor(it *Item) *Connection {
 // guestFields are where each guest kind keeps its Proxmox VE name and
 // node.
 var guestFields = map[string][2]string{
-	"VirtualMachine":         {"name", "nodeName"},
-	"Container":              {"name", "nodeName"},
-	"VirtualMachineTemplate": {"name", "node"},
+	kindVM:       {keyName, "nodeName"},
+	"Container":  {keyName, "nodeName"},
+	kindTemplate: {keyName, "node"},
 }
 
 // guest resolves a VM, container or template by name on its node, as
 // kubemox finds it, and makes its VMID the external name.
 func (p *planner) guest(it *Item) {
 	f := guestFields[it.Source.Kind.Name]
-	name, _, _ := unstructured.NestedString(it.Manifest.Object, "spec", f[0])
+	name, _, _ := unstructured.NestedString(it.Manifest.Object, keySpec, f[0])
 	if name == "" {
 		name = it.Manifest.GetName()
 	}
-	node, _, _ := unstructured.NestedString(it.Manifest.Object, "spec", f[1])
+	node, _, _ := unstructured.NestedString(it.Manifest.Object, keySpec, f[1])
 	p.moveGuestPasswords(it)
 	c := p.connFor(it)
 	if c == nil {
@@ -114,12 +114,12 @@ func (p *planner) guest(it *Item) {
 		it.Problems = append(it.Problems, err.Error())
 		return
 	}
-	if it.Source.Kind.Name == "VirtualMachineTemplate" && !g.Template {
+	if it.Source.Kind.Name == kindTemplate && !g.Template {
 		it.Problems = append(it.Problems, fmt.Sprintf("guest %d named %q is not a template", g.VMID, name))
 		return
 	}
 	setExternalName(it.Manifest, strconv.Itoa(g.VMID))
-	if it.Source.Kind.Name == "VirtualMachine" {
+	if it.Source.Kind.Name == kindVM {
 		p.vmids[it.Source.Obj.GetName()] = guestAt{vmid: g.VMID, node: g.Node}
 	}
 	it.Action = fmt.Sprintf("observe VMID %d on node %s", g.VMID, g.Node)
@@ -135,13 +135,13 @@ var passwordPaths = map[string][]struct {
 	path   []string
 	suffix string
 }{
-	"VirtualMachine": {
-		{[]string{"spec", "cloudInitConfig"}, "-cloudinit"},
-		{[]string{"spec", "template", "cloudInitConfig"}, "-cloudinit"},
-		{[]string{"spec", "vmSpec", "cloudInitConfig"}, "-cloudinit"},
+	kindVM: {
+		{[]string{keySpec, "cloudInitConfig"}, "-cloudinit"},
+		{[]string{keySpec, "template", "cloudInitConfig"}, "-cloudinit"},
+		{[]string{keySpec, "vmSpec", "cloudInitConfig"}, "-cloudinit"},
 	},
-	"VirtualMachineTemplate": {{[]string{"spec", "cloudInitConfig"}, "-cloudinit"}},
-	"Container":              {{[]string{"spec", "template"}, "-root"}},
+	kindTemplate: {{[]string{keySpec, "cloudInitConfig"}, "-cloudinit"}},
+	"Container":  {{[]string{keySpec, "template"}, "-root"}},
 }
 
 // moveGuestPasswords moves inline guest passwords into a Secret in the
@@ -158,7 +158,7 @@ func (p *planner) moveGuestPasswords(it *Item) {
 		s := &corev1.Secret{StringData: map[string]string{"password": pw}}
 		s.Name, s.Namespace = it.Manifest.GetName()+at.suffix, it.Manifest.GetNamespace()
 		unstructured.RemoveNestedField(it.Manifest.Object, append(at.path, "password")...)
-		_ = unstructured.SetNestedMap(it.Manifest.Object, map[string]any{"name": s.Name, "key": "password"}, append(at.path, "passwordFrom")...)
+		_ = unstructured.SetNestedMap(it.Manifest.Object, map[string]any{keyName: s.Name, "key": "password"}, append(at.path, "passwordFrom")...)
 		it.Secrets = append(it.Secrets, s)
 	}
 }
@@ -167,11 +167,11 @@ func (p *planner) moveGuestPasswords(it *Item) {
 // (exported beside it, named <set>-<i> as kubemox names them) and never
 // clones one.
 func (p *planner) set(it *Item) {
-	_ = unstructured.SetNestedStringSlice(it.Manifest.Object, []string{"Observe"}, "spec", "managementPolicies")
-	replicas, _, _ := unstructured.NestedInt64(it.Manifest.Object, "spec", "replicas")
+	_ = unstructured.SetNestedStringSlice(it.Manifest.Object, []string{"Observe"}, keySpec, "managementPolicies")
+	replicas, _, _ := unstructured.NestedInt64(it.Manifest.Object, keySpec, "replicas")
 	name := it.Source.Obj.GetName()
 	var children []string
-	for _, vm := range p.inv.objectsOf("VirtualMachine") {
+	for _, vm := range p.inv.objectsOf(kindVM) {
 		if set, ok := controllingSet(vm.Obj); ok && set == name {
 			children = append(children, vm.Obj.GetName())
 		}
@@ -188,10 +188,10 @@ func (p *planner) set(it *Item) {
 // certificate makes the node the external name and moves an inline
 // certificate and key into a kubernetes.io/tls Secret (tlsSecretRef).
 func (p *planner) certificate(ctx context.Context, it *Item) {
-	node, _, _ := unstructured.NestedString(it.Manifest.Object, "spec", "nodeName")
+	node, _, _ := unstructured.NestedString(it.Manifest.Object, keySpec, "nodeName")
 	if node == "" {
-		node, _, _ = unstructured.NestedString(it.Manifest.Object, "spec", "proxmoxCertSpec", "nodeName")
-		_ = unstructured.SetNestedField(it.Manifest.Object, node, "spec", "nodeName")
+		node, _, _ = unstructured.NestedString(it.Manifest.Object, keySpec, "proxmoxCertSpec", "nodeName")
+		_ = unstructured.SetNestedField(it.Manifest.Object, node, keySpec, "nodeName")
 	}
 	p.moveCertificate(it)
 	c := p.connFor(it)
@@ -214,23 +214,23 @@ func (p *planner) certificate(ctx context.Context, it *Item) {
 }
 
 func (p *planner) moveCertificate(it *Item) {
-	crt, _, _ := unstructured.NestedString(it.Manifest.Object, "spec", "proxmoxCertSpec", "certificate")
-	key, _, _ := unstructured.NestedString(it.Manifest.Object, "spec", "proxmoxCertSpec", "privateKey")
+	crt, _, _ := unstructured.NestedString(it.Manifest.Object, keySpec, "proxmoxCertSpec", "certificate")
+	key, _, _ := unstructured.NestedString(it.Manifest.Object, keySpec, "proxmoxCertSpec", "privateKey")
 	if p.opts.KeepInline || crt == "" || key == "" {
 		return
 	}
 	s := &corev1.Secret{Type: corev1.SecretTypeTLS, StringData: map[string]string{corev1.TLSCertKey: crt, corev1.TLSPrivateKeyKey: key}}
 	s.Name, s.Namespace = it.Manifest.GetName()+"-tls", it.Manifest.GetNamespace()
-	unstructured.RemoveNestedField(it.Manifest.Object, "spec", "proxmoxCertSpec", "certificate")
-	unstructured.RemoveNestedField(it.Manifest.Object, "spec", "proxmoxCertSpec", "privateKey")
-	_ = unstructured.SetNestedField(it.Manifest.Object, s.Name, "spec", "tlsSecretRef", "name")
+	unstructured.RemoveNestedField(it.Manifest.Object, keySpec, "proxmoxCertSpec", "certificate")
+	unstructured.RemoveNestedField(it.Manifest.Object, keySpec, "proxmoxCertSpec", "privateKey")
+	_ = unstructured.SetNestedField(it.Manifest.Object, s.Name, keySpec, "tlsSecretRef", keyName)
 	it.Secrets = append(it.Secrets, s)
 }
 
 // download makes the volume id (storage:content/filename) the external
 // name, once the file is found on its node.
 func (p *planner) download(ctx context.Context, it *Item) {
-	spec, _, _ := unstructured.NestedMap(it.Manifest.Object, "spec")
+	spec, _, _ := unstructured.NestedMap(it.Manifest.Object, keySpec)
 	storage := str(spec, "storage")
 	if storage == "" {
 		storage = "local"
@@ -258,7 +258,7 @@ const snapshotTimeLayout = "snapshot_2006_01_02T15_04_05Z"
 // snapshot makes the snapshot's name in Proxmox VE the external name and,
 // when its VM lands in another namespace, names the VM by VMID and node.
 func (p *planner) snapshot(ctx context.Context, it *Item) {
-	vmName, _, _ := unstructured.NestedString(it.Manifest.Object, "spec", "virtualMachineName")
+	vmName, _, _ := unstructured.NestedString(it.Manifest.Object, keySpec, "virtualMachineName")
 	at, ok := p.vmids[vmName]
 	vm := p.vms[vmName]
 	if !ok || vm == nil {
@@ -266,9 +266,9 @@ func (p *planner) snapshot(ctx context.Context, it *Item) {
 		return
 	}
 	if vm.Manifest.GetNamespace() != it.Manifest.GetNamespace() {
-		unstructured.RemoveNestedField(it.Manifest.Object, "spec", "virtualMachineName")
-		_ = unstructured.SetNestedField(it.Manifest.Object, int64(at.vmid), "spec", "vmid")
-		_ = unstructured.SetNestedField(it.Manifest.Object, at.node, "spec", "nodeName")
+		unstructured.RemoveNestedField(it.Manifest.Object, keySpec, "virtualMachineName")
+		_ = unstructured.SetNestedField(it.Manifest.Object, int64(at.vmid), keySpec, "vmid")
+		_ = unstructured.SetNestedField(it.Manifest.Object, at.node, keySpec, "nodeName")
 	}
 	c := p.connFor(it)
 	if c == nil {
@@ -286,7 +286,7 @@ func (p *planner) snapshot(ctx context.Context, it *Item) {
 	}
 	setExternalName(it.Manifest, name)
 	it.Action = fmt.Sprintf("observe snapshot %s of VMID %d", name, at.vmid)
-	if _, moved, _ := unstructured.NestedInt64(it.Manifest.Object, "spec", "vmid"); moved {
+	if _, moved, _ := unstructured.NestedInt64(it.Manifest.Object, keySpec, "vmid"); moved {
 		it.Action += fmt.Sprintf(" (vmid form: its VM lands in namespace %s)", vm.Manifest.GetNamespace())
 	}
 }
@@ -301,7 +301,7 @@ func snapshotName(obj *unstructured.Unstructured, snaps []pve.Snapshot) (string,
 	}
 	n := obj.GetAnnotations()[annotationExternalName]
 	if n == "" {
-		n, _, _ = unstructured.NestedString(obj.Object, "spec", "snapshotName")
+		n, _, _ = unstructured.NestedString(obj.Object, keySpec, "snapshotName")
 	}
 	if n != "" {
 		if !names[n] {
@@ -310,7 +310,7 @@ func snapshotName(obj *unstructured.Unstructured, snaps []pve.Snapshot) (string,
 		return n, nil
 	}
 	var candidates []string
-	ts, _, _ := unstructured.NestedString(obj.Object, "spec", "timestamp")
+	ts, _, _ := unstructured.NestedString(obj.Object, keySpec, "timestamp")
 	for _, raw := range []string{ts, obj.GetCreationTimestamp().UTC().Format(time.RFC3339)} {
 		t, err := time.Parse(time.RFC3339, raw)
 		if err == nil && names[t.UTC().Format(snapshotTimeLayout)] {
@@ -347,5 +347,3 @@ func sortedStrings(s []string) []string {
 	sort.Strings(s)
 	return s
 }
-
-

@@ -125,7 +125,7 @@ func discoverMRDs(ctx context.Context, kube client.Client, inv *Inventory) error
 	}
 	inv.Crossplane = true
 	for _, m := range list.Items {
-		if g, _, _ := unstructured.NestedString(m.Object, "spec", "group"); g == Group {
+		if g, _, _ := unstructured.NestedString(m.Object, keySpec, "group"); g == Group {
 			inv.OurMRDs = append(inv.OurMRDs, m.GetName())
 		}
 	}

@@ -23,6 +23,14 @@ import (
 // Group is kubemox's API group, which provider-proxmox keeps.
 const Group = "proxmox.alperen.cloud"
 
+// Names this package uses often.
+const (
+	kindVM       = "VirtualMachine"
+	kindTemplate = "VirtualMachineTemplate"
+	keySpec      = "spec"
+	keyName      = "name"
+)
+
 // Kind is one kubemox kind this tool migrates.
 type Kind struct {
 	Name   string // VirtualMachine
@@ -44,9 +52,9 @@ func (k Kind) CRDName() string { return k.Plural + "." + Group }
 // connections first, since every other object names one.
 var Kinds = []Kind{
 	{Name: "ProxmoxConnection", Plural: "proxmoxconnections", ClusterScoped: true},
-	{Name: "VirtualMachine", Plural: "virtualmachines", ClusterScoped: true, Managed: true, Guest: "qemu"},
+	{Name: kindVM, Plural: "virtualmachines", ClusterScoped: true, Managed: true, Guest: "qemu"},
 	{Name: "VirtualMachineSet", Plural: "virtualmachinesets", ClusterScoped: true},
-	{Name: "VirtualMachineTemplate", Plural: "virtualmachinetemplates", ClusterScoped: true, Managed: true, Guest: "qemu"},
+	{Name: kindTemplate, Plural: "virtualmachinetemplates", ClusterScoped: true, Managed: true, Guest: "qemu"},
 	{Name: "Container", Plural: "containers", ClusterScoped: true, Managed: true, Guest: "lxc"},
 	{Name: "CustomCertificate", Plural: "customcertificates", ClusterScoped: true, Managed: true},
 	{Name: "StorageDownloadURL", Plural: "storagedownloadurls", ClusterScoped: true, Managed: true},

@@ -124,7 +124,7 @@ func (p *planner) build(ctx context.Context) *Plan {
 	for _, s := range p.inv.Objects {
 		it := p.item(ctx, s)
 		plan.Items = append(plan.Items, it)
-		if s.Kind.Name == "VirtualMachine" {
+		if s.Kind.Name == kindVM {
 			p.vms[s.Obj.GetName()] = it
 		}
 	}
@@ -135,14 +135,14 @@ func (p *planner) build(ctx context.Context) *Plan {
 // fail, so the plan lists everything that needs a human at once.
 func (p *planner) item(ctx context.Context, s Source) *Item {
 	it := &Item{Source: s, Manifest: baseManifest(s)}
-	if len(s.Obj.GetOwnerReferences()) > 0 && s.Kind.Name != "VirtualMachine" {
+	if len(s.Obj.GetOwnerReferences()) > 0 && s.Kind.Name != kindVM {
 		it.Problems = append(it.Problems, "has owner references this tool does not carry over")
 	}
 	p.place(it)
 	switch s.Kind.Name {
 	case "ProxmoxConnection":
 		p.connection(it)
-	case "VirtualMachine", "Container", "VirtualMachineTemplate":
+	case kindVM, "Container", kindTemplate:
 		p.guest(it)
 	case "VirtualMachineSet":
 		p.set(it)
@@ -153,14 +153,14 @@ func (p *planner) item(ctx context.Context, s Source) *Item {
 	case "VirtualMachineSnapshot":
 		p.snapshot(ctx, it)
 	case "VirtualMachineSnapshotPolicy":
-		_ = unstructured.SetNestedField(it.Manifest.Object, true, "spec", "suspend")
+		_ = unstructured.SetNestedField(it.Manifest.Object, true, keySpec, "suspend")
 		it.Action = "suspended (spec.suspend: true): resume it once the migration is done"
 	}
 	if it.Action == "" {
 		it.Action = "cannot be migrated as it is"
 	}
 	if s.Kind.Managed {
-		_ = unstructured.SetNestedStringSlice(it.Manifest.Object, []string{"Observe"}, "spec", "managementPolicies")
+		_ = unstructured.SetNestedStringSlice(it.Manifest.Object, []string{"Observe"}, keySpec, "managementPolicies")
 	}
 	return it
 }
@@ -218,8 +218,8 @@ func baseManifest(s Source) *unstructured.Unstructured {
 	}
 	ann[AnnotationSource] = s.Kind.Name + "/" + s.Obj.GetNamespace() + "/" + s.Obj.GetName()
 	u.SetAnnotations(ann)
-	if spec, ok, _ := unstructured.NestedMap(s.Obj.Object, "spec"); ok {
-		u.Object["spec"] = spec
+	if spec, ok, _ := unstructured.NestedMap(s.Obj.Object, keySpec); ok {
+		u.Object[keySpec] = spec
 	}
 	return u
 }

@@ -24,8 +24,10 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"math/big"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -68,8 +70,10 @@ type guestSeed struct {
 	kind string
 	cfg  map[string]string
 	// matches says the kubemox spec agrees with the guest, so full
-	// management writes the marker and nothing else.
+	// management writes the marker and nothing else; obj is the resource
+	// the marker names.
 	matches bool
+	obj     string
 }
 
 // run is the scenario's shared state.
@@ -177,15 +181,15 @@ func (r *run) seedSimulator() {
 		return c
 	}
 	r.guests = []guestSeed{
-		{vmid: 101, node: "pve1", cfg: vm("web", 2, 2048), matches: true},
+		{vmid: 101, node: "pve1", cfg: vm("web", 2, 2048), matches: true, obj: "web"},
 		{vmid: 102, node: "pve1", cfg: vm("db", 2, 4096, "ciuser", "debian", "ide2", "local-lvm:cloudinit")},
-		{vmid: 110, node: "pve2", cfg: vm("app-0", 1, 1024), matches: true},
-		{vmid: 111, node: "pve2", cfg: vm("app-1", 1, 1024), matches: true},
-		{vmid: 112, node: "pve2", cfg: vm("app-2", 1, 1024), matches: true},
-		{vmid: 130, node: "pve2", cfg: vm("legacy", 1, 512), matches: true},
+		{vmid: 110, node: "pve2", cfg: vm("app-0", 1, 1024), matches: true, obj: "app-0"},
+		{vmid: 111, node: "pve2", cfg: vm("app-1", 1, 1024), matches: true, obj: "app-1"},
+		{vmid: 112, node: "pve2", cfg: vm("app-2", 1, 1024), matches: true, obj: "app-2"},
+		{vmid: 130, node: "pve2", cfg: vm("legacy", 1, 512), matches: true, obj: "legacy"},
 		{vmid: 131, node: "pve2", cfg: vm("legacy", 1, 512)},
 		{vmid: 120, node: "pve1", kind: "lxc", cfg: map[string]string{"hostname": "ct1", "cores": "1", "memory": "512",
-			"rootfs": "local-lvm:4", "ostype": "debian", "net0": "name=eth0,bridge=vmbr0,ip=dhcp"}, matches: true},
+			"rootfs": "local-lvm:4", "ostype": "debian", "net0": "name=eth0,bridge=vmbr0,ip=dhcp"}, matches: true, obj: "ct1"},
 	}
 	for _, g := range r.guests {
 		if err := sim.AddGuest(pvesim.GuestSeed{Kind: g.kind, Node: g.node, VMID: g.vmid, Config: g.cfg, Running: true}); err != nil {
@@ -319,7 +323,8 @@ func (r *run) cli(t *testing.T, args ...string) (string, int) {
 	cmd := exec.Command(r.bin, append(args, "--kubeconfig", r.kubeconfig)...)
 	out, err := cmd.CombinedOutput()
 	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
 		code = ee.ExitCode()
 	} else if err != nil {
 		t.Fatalf("run kubemox-migrate %v: %v", args, err)
@@ -393,7 +398,7 @@ func (r *run) planAndExport(t *testing.T) {
 			t.Errorf("plan output lacks %q", want)
 		}
 	}
-	if out, code = r.cli(t, "export", "--dir", r.dir); code != 0 {
+	if _, code = r.cli(t, "export", "--dir", r.dir); code != 0 {
 		t.Fatalf("export exit code %d", code)
 	}
 	raw := readDir(t, r.dir)
@@ -637,7 +642,7 @@ func (r *run) checkOnlyReads(t *testing.T) {
 	t.Helper()
 	reads := 0
 	for _, req := range r.sim.RequestLog() {
-		if req.Method == "GET" || (req.Method == "POST" && req.Path == "/access/ticket") {
+		if req.Method == http.MethodGet || (req.Method == http.MethodPost && req.Path == "/access/ticket") {
 			reads++
 			continue
 		}
@@ -672,6 +677,10 @@ func (r *run) secondApplyNoop(t *testing.T) {
 // nothing else.
 func (r *run) manage(t *testing.T) {
 	r.sim.ResetCounters()
+	configs := map[int]map[string]string{}
+	for _, g := range r.sim.Guests() {
+		configs[g.VMID] = g.Config
+	}
 	if _, code := r.cli(t, "apply", "--dir", r.dir, "--manage"); code != 0 {
 		t.Fatalf("apply --manage: exit %d", code)
 	}
@@ -679,9 +688,10 @@ func (r *run) manage(t *testing.T) {
 		if !g.matches {
 			continue
 		}
-		eventually(t, setupWait, fmt.Sprintf("guest %d marked", g.vmid), func() (bool, string) {
+		marker := "crossplane: default/" + g.obj + " uid="
+		eventually(t, setupWait, fmt.Sprintf("guest %d marked %q", g.vmid, marker), func() (bool, string) {
 			v, _ := r.sim.Guest(g.vmid)
-			return v.Config["description"] != "", fmt.Sprint(v.Config)
+			return strings.Contains(v.Config["description"], marker), fmt.Sprint(v.Config)
 		})
 	}
 	// Two polls more: anything else the provider wanted to write, it would
@@ -689,7 +699,7 @@ func (r *run) manage(t *testing.T) {
 	time.Sleep(45 * time.Second)
 	writes := map[int][]string{}
 	for _, req := range r.sim.RequestLog() {
-		if req.Method == "GET" || (req.Method == "POST" && req.Path == "/access/ticket") {
+		if req.Method == http.MethodGet || (req.Method == http.MethodPost && req.Path == "/access/ticket") {
 			continue
 		}
 		vmid := vmidIn(req.Path)
@@ -704,6 +714,9 @@ func (r *run) manage(t *testing.T) {
 		if g.matches && (len(w) != 1 || !strings.HasSuffix(w[0], "/config")) {
 			t.Errorf("guest %d (spec matched): writes %v, want exactly one config write (the marker)", g.vmid, w)
 		}
+		if v, _ := r.sim.Guest(g.vmid); g.matches && !sameBut(configs[g.vmid], v.Config, "description") {
+			t.Errorf("guest %d (spec matched): config changed beyond its description:\nbefore %v\nafter  %v", g.vmid, configs[g.vmid], v.Config)
+		}
 		if !g.matches {
 			t.Logf("guest %d (spec differs from the guest, or not migrated): writes %v", g.vmid, w)
 		}
@@ -712,6 +725,18 @@ func (r *run) manage(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "nothing to do") {
 		t.Errorf("apply --manage again: exit %d, want nothing to do", code)
 	}
+}
+
+// sameBut says whether a and b agree on every key but skip.
+func sameBut(a, b map[string]string, skip string) bool {
+	for _, m := range []map[string]string{a, b} {
+		for k := range m {
+			if k != skip && a[k] != b[k] {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // vmidIn is the VMID in a guest path (/nodes/N/qemu/101/config), or 0.
@@ -754,7 +779,7 @@ func eventually(t *testing.T, timeout time.Duration, what string, cond func() (b
 }
 
 func tail(path string, n int) string {
-	b, err := os.ReadFile(path) //nolint:gosec // the stack's own log
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return err.Error()
 	}
@@ -772,7 +797,7 @@ func readDir(t *testing.T, dir string) string {
 	}
 	var b strings.Builder
 	for _, p := range paths {
-		raw, err := os.ReadFile(p) //nolint:gosec // the export
+		raw, err := os.ReadFile(p)
 		if err != nil {
 			t.Fatal(err)
 		}
