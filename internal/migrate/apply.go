@@ -278,7 +278,9 @@ func (a *applier) serveOurKinds(ctx context.Context) error {
 	case inv.Crossplane:
 		err = a.activate(ctx)
 	default:
-		err = a.applyCRDs(ctx)
+		if err = a.applyCRDs(ctx); err == nil {
+			fmt.Fprintln(a.opts.Out, "kubemox's CRDs are replaced by provider-proxmox's: start the provider now; apply waits for its resources")
+		}
 	}
 	if err != nil {
 		return err

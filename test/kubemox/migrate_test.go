@@ -42,6 +42,7 @@ import (
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
@@ -149,7 +150,13 @@ func (r *run) startStack() {
 		t.Fatal(err)
 	}
 	r.bin = filepath.Join(tmp, "kubemox-migrate")
-	build := exec.Command("go", "build", "-o", r.bin, "github.com/kubemox/provider-proxmox/cmd/kubemox-migrate")
+	buildCLI(t, r.bin)
+}
+
+// buildCLI builds cmd/kubemox-migrate: the tests run the binary, as users do.
+func buildCLI(t *testing.T, path string) {
+	t.Helper()
+	build := exec.Command("go", "build", "-o", path, "github.com/kubemox/provider-proxmox/cmd/kubemox-migrate")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build kubemox-migrate: %v\n%s", err, out)
 	}
@@ -224,26 +231,7 @@ func (r *run) seedSimulator() {
 // Deployment and objects of every kind with kubemox's finalizers.
 func (r *run) installKubemox() {
 	t, ctx := r.t, context.Background()
-	for _, k := range kubemoxKinds {
-		if err := r.kube.Create(ctx, k.crd()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, k := range kubemoxKinds {
-		name := k.plural + ".proxmox.alperen.cloud"
-		eventually(t, setupWait, "CRD "+name+" Established", func() (bool, string) {
-			crd := &apiextensionsv1.CustomResourceDefinition{}
-			if err := r.kube.Get(ctx, client.ObjectKey{Name: name}, crd); err != nil {
-				return false, err.Error()
-			}
-			for _, c := range crd.Status.Conditions {
-				if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
-					return true, ""
-				}
-			}
-			return false, fmt.Sprint(crd.Status.Conditions)
-		})
-	}
+	r.installKubemoxCRDs()
 	labels := map[string]string{"app.kubernetes.io/name": "kubemox"}
 	operator := &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Namespace: operatorNS, Name: operatorName},
@@ -314,6 +302,32 @@ func (r *run) installKubemox() {
 		if err := r.kube.Create(ctx, vm); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// installKubemoxCRDs installs kubemox's nine CRDs and waits until they
+// are served.
+func (r *run) installKubemoxCRDs() {
+	t, ctx := r.t, context.Background()
+	for _, k := range kubemoxKinds {
+		if err := r.kube.Create(ctx, k.crd()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, k := range kubemoxKinds {
+		name := k.plural + ".proxmox.alperen.cloud"
+		eventually(t, setupWait, "CRD "+name+" Established", func() (bool, string) {
+			crd := &apiextensionsv1.CustomResourceDefinition{}
+			if err := r.kube.Get(ctx, client.ObjectKey{Name: name}, crd); err != nil {
+				return false, err.Error()
+			}
+			for _, c := range crd.Status.Conditions {
+				if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+					return true, ""
+				}
+			}
+			return false, fmt.Sprint(crd.Status.Conditions)
+		})
 	}
 }
 
@@ -546,10 +560,14 @@ func (r *run) ourObjects(t *testing.T) []*unstructured.Unstructured {
 	return out
 }
 
-func (r *run) checkObserving(t *testing.T) {
+func (r *run) checkObserving(t *testing.T) { r.checkObservingWith(t, r.xp.Config) }
+
+// checkObservingWith checks, with a client of cfg, that every exported
+// resource is Ready in Observe mode and that Proxmox VE saw only reads.
+func (r *run) checkObservingWith(t *testing.T, cfg *rest.Config) {
 	ctx := context.Background()
 	// A client with a fresh REST mapping: the kinds changed scope.
-	kube, err := providertest.NewClient(r.xp.Config)
+	kube, err := providertest.NewClient(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -581,7 +599,8 @@ func (r *run) checkObserving(t *testing.T) {
 			t.Errorf("CRD %s: %v", k.plural, err)
 			continue
 		}
-		if len(crd.OwnerReferences) == 0 || (k.kind != "ProxmoxConnection" && crd.Spec.Scope != apiextensionsv1.NamespaceScoped) {
+		ours := len(crd.OwnerReferences) > 0 || crd.Annotations[migrate.AnnotationCRDSource] != ""
+		if !ours || (k.kind != "ProxmoxConnection" && crd.Spec.Scope != apiextensionsv1.NamespaceScoped) {
 			t.Errorf("CRD %s is not ours (scope %s, owners %v)", crd.Name, crd.Spec.Scope, crd.OwnerReferences)
 		}
 	}
