@@ -473,7 +473,7 @@ func (a *applier) manage(ctx context.Context) error {
 		}
 		obj := o.DeepCopy()
 		if err := a.calls.do("PATCH "+target(obj)+": spec.managementPolicies [\"*\"]", func() error {
-			patch := client.RawPatch(types.MergePatchType, []byte(`{keySpec:{"managementPolicies":["*"]}}`))
+			patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"managementPolicies":["*"]}}`))
 			return a.kube.Patch(ctx, obj, patch)
 		}); err != nil {
 			return errors.Wrapf(err, "cannot switch %s to full management", target(obj))

@@ -159,3 +159,14 @@ func TestExportWritesSecretsThenManifest(t *testing.T) {
 		t.Fatalf("read back %d objects: %v", len(objs), objs)
 	}
 }
+
+func TestOnlyForeignOwnersNeedAHuman(t *testing.T) {
+	u := &unstructured.Unstructured{Object: map[string]any{}}
+	u.SetOwnerReferences([]metav1.OwnerReference{
+		{APIVersion: Group + "/v1alpha1", Kind: "VirtualMachineSnapshotPolicy", Name: "nightly"},
+		{APIVersion: "apps/v1", Kind: "Deployment", Name: "x"},
+	})
+	if got := foreignOwners(u); len(got) != 1 || got[0] != "Deployment x" {
+		t.Errorf("foreign owners %v, want only the Deployment", got)
+	}
+}

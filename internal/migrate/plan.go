@@ -135,8 +135,8 @@ func (p *planner) build(ctx context.Context) *Plan {
 // fail, so the plan lists everything that needs a human at once.
 func (p *planner) item(ctx context.Context, s Source) *Item {
 	it := &Item{Source: s, Manifest: baseManifest(s)}
-	if len(s.Obj.GetOwnerReferences()) > 0 && s.Kind.Name != kindVM {
-		it.Problems = append(it.Problems, "has owner references this tool does not carry over")
+	if foreign := foreignOwners(s.Obj); len(foreign) > 0 {
+		it.Problems = append(it.Problems, "is owned by "+strings.Join(foreign, ", ")+", which this tool does not migrate")
 	}
 	p.place(it)
 	switch s.Kind.Name {
@@ -186,6 +186,21 @@ func (p *planner) place(it *Item) {
 		return
 	}
 	it.Manifest.SetNamespace(ns)
+}
+
+// foreignOwners are obj's owners that are not kubemox objects. Owners
+// among kubemox's kinds (a set's VMs, a policy's snapshots) are dropped:
+// UIDs do not survive the move, a set adopts its VMs by name, and a
+// suspended policy prunes nothing.
+func foreignOwners(obj *unstructured.Unstructured) []string {
+	var out []string
+	for _, o := range obj.GetOwnerReferences() {
+		if _, ok := KindNamed(o.Kind); ok && strings.HasPrefix(o.APIVersion, Group+"/") {
+			continue
+		}
+		out = append(out, o.Kind+" "+o.Name)
+	}
+	return out
 }
 
 // controllingSet is the name of the kubemox VirtualMachineSet owning obj.

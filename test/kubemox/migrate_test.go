@@ -216,7 +216,7 @@ func (r *run) seedSimulator() {
 		t.Fatal(err)
 	}
 	r.certPEM, r.keyPEM = crt, key
-	for _, snap := range []string{"before-upgrade", "nightly"} {
+	for _, snap := range []string{"before-upgrade", "nightly", "auto_20261201"} {
 		if _, err := cl.CreateSnapshot(ctx, pve.GuestRef{Type: pve.QEMU, Node: "pve1", VMID: 101}, snap, pve.SnapshotOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -254,6 +254,10 @@ func (r *run) installKubemox() {
 	tpl := func(cores, mem int64) map[string]any {
 		return map[string]any{"name": "debian-12", "cores": cores, "socket": int64(1), "memory": mem}
 	}
+	policy := kubemoxObject("VirtualMachineSnapshotPolicy", "default", "nightly", map[string]any{
+		"snapshotSchedule": "0 2 * * *", "connectionRef": conn,
+		"labelSelector": map[string]any{"matchLabels": map[string]any{"backup": "nightly"}},
+		"retention":     map[string]any{"keepLast": int64(7)}})
 	set := kubemoxObject("VirtualMachineSet", "", "app", map[string]any{
 		"replicas": int64(3), "nodeName": "pve2", "template": tpl(1, 1024), "connectionRef": conn})
 	if err := createAll(ctx, r.kube,
@@ -285,11 +289,16 @@ func (r *run) installKubemox() {
 			"virtualMachineName": "web", "snapshotName": "before-upgrade", "connectionRef": conn}),
 		kubemoxObject("VirtualMachineSnapshot", "team-b", "web-nightly", map[string]any{
 			"virtualMachineName": "web", "snapshotName": "nightly", "connectionRef": conn}),
-		kubemoxObject("VirtualMachineSnapshotPolicy", "default", "nightly", map[string]any{
-			"snapshotSchedule": "0 2 * * *", "connectionRef": conn,
-			"labelSelector": map[string]any{"matchLabels": map[string]any{"backup": "nightly"}},
-			"retention":     map[string]any{"keepLast": int64(7)}}),
+		policy,
 	); err != nil {
+		t.Fatal(err)
+	}
+	// A snapshot the policy took, owned by it.
+	auto := kubemoxObject("VirtualMachineSnapshot", "default", "nightly-20261201", map[string]any{
+		"virtualMachineName": "web", "snapshotName": "auto_20261201", "connectionRef": conn})
+	auto.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: "proxmox.alperen.cloud/v1alpha1", Kind: "VirtualMachineSnapshotPolicy",
+		Name: "nightly", UID: policy.GetUID(), Controller: ptr.To(true)}})
+	if err := r.kube.Create(ctx, auto); err != nil {
 		t.Fatal(err)
 	}
 	// kubemox's set made its VMs, owned by the set, named <set>-<i>.
@@ -405,6 +414,7 @@ func (r *run) planAndExport(t *testing.T) {
 		"+ Secret default/pve1-cert-tls (keys tls.crt, tls.key)",
 		"VirtualMachineSnapshot team-b/web-nightly -> VirtualMachineSnapshot team-b/web-nightly: observe snapshot nightly of VMID 101 (vmid form",
 		"VirtualMachineSnapshotPolicy default/nightly -> VirtualMachineSnapshotPolicy default/nightly: suspended",
+		"VirtualMachineSnapshot default/nightly-20261201 -> VirtualMachineSnapshot default/nightly-20261201: observe snapshot auto_20261201 of VMID 101",
 		"StorageDownloadURL debian-iso -> StorageDownloadURL default/debian-iso: observe file local:iso/debian-12.iso",
 		"CustomCertificate pve1-cert -> CustomCertificate default/pve1-cert: observe node pve1's custom certificate",
 	} {
