@@ -19,6 +19,7 @@ package migrate
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -472,12 +473,46 @@ func (a *applier) manage(ctx context.Context) error {
 			continue
 		}
 		obj := o.DeepCopy()
+		if err := a.recordPasswordApplied(ctx, obj); err != nil {
+			return err
+		}
 		if err := a.calls.do("PATCH "+target(obj)+": spec.managementPolicies [\"*\"]", func() error {
 			patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"managementPolicies":["*"]}}`))
 			return a.kube.Patch(ctx, obj, patch)
 		}); err != nil {
 			return errors.Wrapf(err, "cannot switch %s to full management", target(obj))
 		}
+	}
+	return nil
+}
+
+// recordPasswordApplied tells the provider that a VM's cloud-init password
+// (passwordFrom, where export moved kubemox's inline one) is already in
+// Proxmox VE: kubemox wrote it from the same spec, and PVE only ever shows
+// it masked. Without this, full management would write it again and reboot
+// the guest to apply it. A password left inline (--keep-inline) is not
+// recorded: the provider keys it on the generation, which --manage bumps.
+func (a *applier) recordPasswordApplied(ctx context.Context, obj *unstructured.Unstructured) error {
+	if obj.GetKind() != kindVM {
+		return nil
+	}
+	for _, at := range passwordPaths[kindVM] {
+		secret, ok, _ := unstructured.NestedString(obj.Object, append(at.path, "passwordFrom", keyName)...)
+		if !ok || secret == "" {
+			continue
+		}
+		s := &corev1.Secret{}
+		if err := a.kube.Get(ctx, types.NamespacedName{Namespace: obj.GetNamespace(), Name: secret}, s); err != nil {
+			return errors.Wrapf(err, "cannot read the cloud-init password Secret of %s", target(obj))
+		}
+		applied := map[string]any{"status": map[string]any{"cloudInitPasswordApplied": map[string]any{"secretResourceVersion": s.ResourceVersion}}}
+		patch, err := json.Marshal(applied)
+		if err != nil {
+			return errors.Wrap(err, "cannot encode the status patch")
+		}
+		return errors.Wrapf(a.calls.do("PATCH "+target(obj)+" status: cloudInitPasswordApplied (kubemox applied it)", func() error {
+			return a.kube.Status().Patch(ctx, obj, client.RawPatch(types.MergePatchType, patch))
+		}), "cannot record the cloud-init password of %s as applied", target(obj))
 	}
 	return nil
 }

@@ -189,7 +189,7 @@ func (r *run) seedSimulator() {
 	}
 	r.guests = []guestSeed{
 		{vmid: 101, node: "pve1", cfg: vm("web", 2, 2048), matches: true, obj: "web"},
-		{vmid: 102, node: "pve1", cfg: vm("db", 2, 4096, "ciuser", "debian", "ide2", "local-lvm:cloudinit")},
+		{vmid: 102, node: "pve1", cfg: vm("db", 2, 4096, "ciuser", "debian", "ide2", "local-lvm:cloudinit"), matches: true, obj: "db"},
 		{vmid: 110, node: "pve2", cfg: vm("app-0", 1, 1024), matches: true, obj: "app-0"},
 		{vmid: 111, node: "pve2", cfg: vm("app-1", 1, 1024), matches: true, obj: "app-1"},
 		{vmid: 112, node: "pve2", cfg: vm("app-2", 1, 1024), matches: true, obj: "app-2"},

@@ -264,8 +264,9 @@ func Diff(s VMSpec, cfg GuestConfig) VMPlan {
 	}
 	keys := s.managedKeys()
 	for _, k := range sortedKeys(keys) {
-		have, ok := cfg.Effective(k)
-		if ok && sameValue(k, keys[k], have) {
+		// An absent key has PVE's default, which may be what the spec asks.
+		have, _ := cfg.Effective(k)
+		if sameValue(k, keys[k], have) {
 			continue
 		}
 		p.Set[k] = keys[k]
@@ -384,10 +385,25 @@ func sameValue(key, want, have string) bool {
 		return strings.Join(strings.Fields(want), " ") == strings.Join(strings.Fields(have), " ")
 	case "ciupgrade", "onboot", "protection", "agent", "tablet", "acpi", "numa":
 		if !strings.Contains(want+have, "=") {
-			return boolText(want) == boolText(have)
+			return boolText(want) == boolText(orBoolDefault(key, have))
 		}
 	}
 	return sameProps(want, have)
+}
+
+// orBoolDefault returns have, or PVE's default for the boolean key when
+// the config does not set it (qemu-server's schema: ciupgrade, tablet and
+// acpi default to 1, the others to 0): an absent ciupgrade upgrades
+// packages.
+func orBoolDefault(key, have string) string {
+	switch {
+	case have != "":
+		return have
+	case key == "ciupgrade", key == "tablet", key == "acpi":
+		return "1"
+	default:
+		return "0"
+	}
 }
 
 func firstValue(s, key string) string {

@@ -29,6 +29,18 @@ func TestDiff(t *testing.T) {
 				"net0": "virtio=BC:24:11:00:00:01,bridge=vmbr0,firewall=1", "scsi0": "local-lvm:vm-100-disk-0,size=60G"}),
 			wantSet: map[string]string{}, wantNew: map[string]string{},
 		},
+		"absent booleans read as PVE's defaults": {
+			spec: VMSpec{CloudInit: &VMCloudInit{User: "debian", UpgradePackages: ptrTo(true)}},
+			cfg:  cfgOf(map[string]string{"ciuser": "debian"}),
+			// qemu-server's schema: ciupgrade defaults to 1, so a config
+			// without it already upgrades packages.
+			wantSet: map[string]string{}, wantNew: map[string]string{},
+		},
+		"absent ciupgrade is not false": {
+			spec:    VMSpec{CloudInit: &VMCloudInit{User: "debian", UpgradePackages: ptrTo(false)}},
+			cfg:     cfgOf(map[string]string{"ciuser": "debian"}),
+			wantSet: map[string]string{"ciupgrade": "0"}, wantNew: map[string]string{},
+		},
 		"drifted cores and bridge keep MAC and firewall": {
 			spec:    VMSpec{Cores: 4, NICs: []VMNIC{{Model: "virtio", Bridge: "vmbr1"}}},
 			cfg:     cfgOf(map[string]string{"cores": "2", "net0": "virtio=BC:24:11:00:00:01,bridge=vmbr0,firewall=1"}),
@@ -112,3 +124,5 @@ func TestParseUPID(t *testing.T) {
 		t.Error("UPID with a non-hex process start accepted")
 	}
 }
+
+func ptrTo[T any](v T) *T { return &v }
