@@ -84,7 +84,7 @@ func (c *connector) Connect(ctx context.Context, cr *v1alpha1.VirtualMachineTemp
 	if err != nil {
 		return nil, err
 	}
-	return newExternal(c.kube, c.secrets, cl, connection, c.vmids, c.record), nil
+	return guest.Explained[*v1alpha1.VirtualMachineTemplate]{TypedExternalClient: newExternal(c.kube, c.secrets, cl, connection, c.vmids, c.record)}, nil
 }
 
 // listingAge bounds the /cluster/resources view used to find the template.
