@@ -39,6 +39,9 @@ const (
 	ReasonTLSVerificationFailed xpv2.ConditionReason = "TLSVerificationFailed"
 	// ReasonInvalidEndpoint: the endpoint could not be parsed into a URL.
 	ReasonInvalidEndpoint xpv2.ConditionReason = "InvalidEndpoint"
+	// ReasonDegraded: Ready, but some of the connection's endpoints are
+	// down and requests go to the others; the message names the down ones.
+	ReasonDegraded xpv2.ConditionReason = "Degraded"
 )
 
 // TypeMigrated is a guest's condition about its last migration: absent until

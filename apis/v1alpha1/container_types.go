@@ -240,8 +240,8 @@ type ContainerTemplate struct {
 // ContainerSpec is the desired state of a Container, with kubemox's names
 // directly under spec.
 //
-// +kubebuilder:validation:XValidation:rule="has(self.template) || (has(self.managementPolicies) && self.managementPolicies == ['Observe'])",message="template is required, unless managementPolicies is [\"Observe\"] (import)"
-// +kubebuilder:validation:XValidation:rule="(has(self.template) && (has(self.template.name) || has(self.template.image) || has(self.template.ostemplate))) || (has(self.managementPolicies) && self.managementPolicies == ['Observe'])",message="one of template.name, template.image or template.ostemplate is required, unless managementPolicies is [\"Observe\"] (import)"
+// +kubebuilder:validation:XValidation:rule="has(self.template) || (has(self.managementPolicies) && !self.managementPolicies.exists(p, p == '*' || p == 'Create'))",message="template is required when managementPolicies allow Create (an import without one: [\"Observe\"], or [\"Observe\", \"Update\", \"LateInitialize\"] to manage it)"
+// +kubebuilder:validation:XValidation:rule="(has(self.template) && (has(self.template.name) || has(self.template.image) || has(self.template.ostemplate))) || (has(self.managementPolicies) && !self.managementPolicies.exists(p, p == '*' || p == 'Create'))",message="one of template.name, template.image or template.ostemplate is required when managementPolicies allow Create (an imported container has no source: [\"Observe\"], or [\"Observe\", \"Update\", \"LateInitialize\"] to manage it)"
 // +kubebuilder:validation:XValidation:rule="has(self.name) || (has(self.managementPolicies) && self.managementPolicies == ['Observe'])",message="name is required, unless managementPolicies is [\"Observe\"] (import)"
 // +kubebuilder:validation:XValidation:rule="has(self.nodeName) || (has(self.managementPolicies) && self.managementPolicies == ['Observe'])",message="nodeName is required, unless managementPolicies is [\"Observe\"] (import)"
 type ContainerSpec struct {
@@ -258,7 +258,8 @@ type ContainerSpec struct {
 	Name string `json:"name,omitempty"`
 
 	// NodeName is the Proxmox VE node the container is created on. A
-	// container migrated to another node is followed there, not recreated.
+	// container migrated to another node is followed there, not recreated;
+	// changing nodeName migrates it (see migrationPolicy).
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=64
 	// +optional
@@ -283,6 +284,12 @@ type ContainerSpec struct {
 
 	// The desired power state (powerState, shutdownTimeoutSeconds).
 	GuestPower `json:",inline"`
+
+	// How a change of nodeName moves the container (migrationPolicy). PVE
+	// has no live migration for containers: Live moves a running container
+	// with a restart migration (shut down, moved, started on the target,
+	// within shutdownTimeoutSeconds), a stopped one offline.
+	GuestMigration `json:",inline"`
 
 	// RebootPolicy says whether the container may be restarted to apply
 	// changes Proxmox VE leaves pending: Always (the default) or Never (the
@@ -335,6 +342,10 @@ type ContainerStatus struct {
 	// the container restarts.
 	// +optional
 	PendingChanges []string `json:"pendingChanges,omitempty"`
+
+	// Where the spec last asked the container to be, and the last
+	// migration (requestedNode, lastMigration).
+	GuestPlacement `json:",inline"`
 
 	// LastTask is the last Proxmox VE task started for this container.
 	// +optional

@@ -148,6 +148,11 @@ type CustomCertificateStatus struct {
 	// SecretResourceVersion is the revision of the TLS Secret last uploaded.
 	// +optional
 	SecretResourceVersion string `json:"secretResourceVersion,omitempty"`
+	// CertificateGeneration is the metadata.generation whose certManagerSpec
+	// the cert-manager Certificate was last written from: the Certificate is
+	// written again only when the spec changes or its Secret is missing.
+	// +optional
+	CertificateGeneration int64 `json:"certificateGeneration,omitempty"`
 }
 
 // +kubebuilder:object:root=true

@@ -94,6 +94,9 @@ type GuestImportSpec struct {
 
 	// ManagementPolicies of the resources the import creates: ["Observe"]
 	// (the default: status only, nothing in Proxmox VE changes) or ["*"].
+	// A container gets ["Observe", "Update", "LateInitialize"] for ["*"]:
+	// PVE does not record what it was created from, so the provider can
+	// never create it again.
 	// +kubebuilder:default={"Observe"}
 	// +optional
 	ManagementPolicies xpv2.ManagementPolicies `json:"managementPolicies,omitempty"`

@@ -41,7 +41,9 @@ const (
 type GuestMigration struct {
 	// MigrationPolicy says what a change of nodeName on an existing guest
 	// does: Live (default) migrates it with PVE's migrate (online when
-	// running), Offline shuts it down first, Never keeps it where it is. Only
+	// running; a running container, which PVE cannot move live, with a
+	// restart migration), Offline shuts it down first, Never keeps it where
+	// it is. Only
 	// a change of the spec moves a guest: where it runs is not compared with
 	// nodeName, so HA and moves made outside the provider are followed, never
 	// undone.

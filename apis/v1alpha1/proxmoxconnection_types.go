@@ -61,6 +61,7 @@ type SecretKeySelector struct {
 // +kubebuilder:validation:XValidation:rule="!(has(self.password) || has(self.passwordFrom)) || has(self.username)",message="password and passwordFrom require username"
 // +kubebuilder:validation:XValidation:rule="!has(self.tokenID) || has(self.secret) || has(self.secretFrom)",message="tokenID requires secret or secretFrom"
 // +kubebuilder:validation:XValidation:rule="!(has(self.secret) || has(self.secretFrom)) || has(self.tokenID)",message="secret and secretFrom require tokenID"
+// +kubebuilder:validation:XValidation:rule="!has(self.endpoints) || !(self.endpoint in self.endpoints)",message="endpoints must not repeat endpoint: list only the additional endpoints there"
 type ProxmoxConnectionSpec struct {
 	// Endpoint of the Proxmox VE API. Accepted forms: host, host:port,
 	// https://host:port, https://host:port/api2/json and IPv6 literals
@@ -69,6 +70,20 @@ type ProxmoxConnectionSpec struct {
 	// +kubebuilder:validation:MaxLength=2048
 	// +kubebuilder:validation:XValidation:rule="self.matches('^\\\\S+$')",message="endpoint must be a host, host:port or https URL without whitespace"
 	Endpoint string `json:"endpoint"`
+
+	// Endpoints are more endpoints of the same Proxmox VE cluster (other
+	// nodes), in the same forms as endpoint. Requests go to endpoint while it
+	// answers; when it fails at the transport level (connection refused or
+	// reset, TLS failure, timeout) they fail over to the next healthy one in
+	// this order, and endpoint is used again once a background probe finds
+	// it healthy. An HTTP answer, even an error, never causes a failover.
+	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule="self.all(e, e.matches('^\\\\S+$'))",message="each entry of endpoints must be a host, host:port or https URL without whitespace"
+	// +kubebuilder:validation:XValidation:rule="self.all(e, self.exists_one(f, f == e))",message="endpoints must not list the same endpoint twice"
+	// +optional
+	Endpoints []string `json:"endpoints,omitempty"`
 
 	// Username to log in with, including the realm (for example root@pam).
 	// Requires password or passwordFrom.
@@ -179,6 +194,47 @@ type ProxmoxConnectionStatus struct {
 	// Version of Proxmox VE reported by the endpoint.
 	// +optional
 	Version string `json:"version,omitempty"`
+
+	// Endpoints is the health of each endpoint (endpoint first, then
+	// endpoints), normalised, as the connection's client last saw it. A
+	// connection with one endpoint lists it too.
+	// +listType=atomic
+	// +optional
+	Endpoints []EndpointStatus `json:"endpoints,omitempty"`
+}
+
+// EndpointHealth says whether requests may go to an endpoint.
+type EndpointHealth string
+
+// Endpoint health values.
+const (
+	// EndpointHealthy endpoints take requests.
+	EndpointHealthy EndpointHealth = "Healthy"
+	// EndpointDown endpoints failed at the transport level (or rejected the
+	// credential after a failover); they are probed in the background and
+	// take no requests until a probe succeeds.
+	EndpointDown EndpointHealth = "Down"
+)
+
+// EndpointStatus is the health of one endpoint of a connection.
+type EndpointStatus struct {
+	// URL is the normalised endpoint (https://host:port/api2/json).
+	URL string `json:"url"`
+
+	// Health is Healthy or Down.
+	Health EndpointHealth `json:"health"`
+
+	// Active is true for the endpoint requests go to now.
+	// +optional
+	Active bool `json:"active,omitempty"`
+
+	// Message says why a Down endpoint is down (the transport error).
+	// +optional
+	Message string `json:"message,omitempty"`
+
+	// LastTransitionTime is when Health last changed.
+	// +optional
+	LastTransitionTime *metav1.Time `json:"lastTransitionTime,omitempty"`
 }
 
 // +kubebuilder:object:root=true
@@ -186,6 +242,7 @@ type ProxmoxConnectionStatus struct {
 // +kubebuilder:resource:scope=Cluster,shortName=pxc,categories={crossplane,proxmox}
 // +kubebuilder:printcolumn:name="ENDPOINT",type="string",JSONPath=".spec.endpoint"
 // +kubebuilder:printcolumn:name="READY",type="string",JSONPath=".status.conditions[?(@.type=='Ready')].status"
+// +kubebuilder:printcolumn:name="REASON",type="string",JSONPath=".status.conditions[?(@.type=='Ready')].reason"
 // +kubebuilder:printcolumn:name="VERSION",type="string",JSONPath=".status.version"
 // +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
 

@@ -89,3 +89,10 @@ func (cr *VirtualMachineSnapshot) DesiredSnapshotName() string {
 	}
 	return SnapshotNameFor(cr.GetName())
 }
+
+// UsedConnection is the ProxmoxConnection the snapshot last went through,
+// which is its guest's when it names no connection itself: the provider
+// re-observes it when that connection's client changes.
+func (cr *VirtualMachineSnapshot) UsedConnection() string {
+	return cr.Status.ConnectionName
+}

@@ -153,6 +153,12 @@ type VirtualMachineSnapshotStatus struct {
 	// +optional
 	VMState bool `json:"vmstate,omitempty"`
 
+	// ConnectionName is the ProxmoxConnection the snapshot was last taken or
+	// observed through: the guest's own when the snapshot names a
+	// VirtualMachine or Container and no connection of its own.
+	// +optional
+	ConnectionName string `json:"connectionName,omitempty"`
+
 	// LastTask is the last snapshot task (create, delete) the provider
 	// started.
 	// +optional

@@ -95,7 +95,9 @@ func convergence(ctx context.Context, s settings, vms, passwordFrom, intervals i
 	fmt.Printf("  all Ready after %s (creating the resources took %s)\n", took.Round(10*time.Millisecond), created.Round(10*time.Millisecond))
 	fmt.Printf("  floor %s = max(slowest clone+start %s, (%d VMs x %d reconciles - a burst of %d) / %d per s = %s); ratio %.2f (goal <= 1.1)\n",
 		floor.Round(10*time.Millisecond), chain, vms, minReconcilesPerVM, rateBurst*s.rate, s.rate, rateFloor.Round(10*time.Millisecond), took.Seconds()/floor.Seconds())
-	fmt.Printf("  reconciles %.0f (%.1f per VM); reconciles that ended in an error (Warning events): %d %v\n",
+	// controller-runtime counts the global rate limiter's deferrals too: a
+	// deferred request returns at once, asking to come back later.
+	fmt.Printf("  reconciles %.0f (%.1f per VM, counting the global rate limiter's deferrals); reconciles that ended in an error (Warning events): %d %v\n",
 		reconciles, reconciles/float64(vms), total(warn), warn)
 	fmt.Printf("  Proxmox requests during convergence: %s\n", byRoute(w.sim.Counters().ByEndpoint, 1))
 	if err := w.checkGuests(vms); err != nil {

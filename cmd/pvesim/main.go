@@ -25,17 +25,17 @@ func (l *listFlag) String() string     { return strings.Join(*l, ",") }
 func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
 type config struct {
-	listen, nodes, sharedStorage, caOut, stateFile, connName, connNamespace       string
-	users, tokens, templates, ctTemplates, ostemplates, isos, durations, tlsHosts listFlag
-	resourcesLag, agentDelay, authFailDelay                                       time.Duration
-	seed                                                                          uint64
+	nodes, sharedStorage, caOut, stateFile, connName, connNamespace                       string
+	listen, users, tokens, templates, ctTemplates, ostemplates, isos, durations, tlsHosts listFlag
+	resourcesLag, agentDelay, authFailDelay                                               time.Duration
+	seed                                                                                  uint64
 }
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	c := &config{}
 	fs := flag.NewFlagSet("pvesim", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&c.listen, "listen", "127.0.0.1:8006", "address to serve HTTPS on")
+	fs.Var(&c.listen, "listen", "address to serve HTTPS on (repeatable: every address serves the same cluster, as each node's pveproxy does; default 127.0.0.1:8006)")
 	fs.StringVar(&c.nodes, "nodes", "pve", "comma-separated node names")
 	fs.StringVar(&c.sharedStorage, "shared-storage", "", "name of a shared storage present on every node (enables cross-node clones)")
 	fs.Var(&c.users, "user", "USER@REALM:PASSWORD (repeatable)")
@@ -56,6 +56,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.connNamespace, "secret-namespace", "default", "namespace of the printed credentials Secret")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
+	}
+	if len(c.listen) == 0 {
+		c.listen = listFlag{"127.0.0.1:8006"}
 	}
 	return c, nil
 }
@@ -92,7 +95,7 @@ func start(args []string, stdout, stderr io.Writer) (*pvesim.Server, error) {
 	sim, err := pvesim.Start(pvesim.Options{
 		Nodes: splitComma(c.nodes), SharedStorage: c.sharedStorage, TaskDurations: durations,
 		ResourcesLag: c.resourcesLag, AgentStartDelay: c.agentDelay, AuthFailDelay: c.authFailDelay,
-		Listen: c.listen, StateFile: c.stateFile, TLSHosts: c.tlsHosts, Seed: c.seed,
+		Listen: c.listen[0], ExtraListen: c.listen[1:], StateFile: c.stateFile, TLSHosts: c.tlsHosts, Seed: c.seed,
 	})
 	if err != nil {
 		return nil, err
@@ -111,7 +114,11 @@ func start(args []string, stdout, stderr io.Writer) (*pvesim.Server, error) {
 			return nil, errors.Wrap(err, "cannot write --ca-out")
 		}
 	}
-	fmt.Fprintf(stdout, "pvesim: serving Proxmox VE API at %s (admin API under %s/_sim/)\n\n", sim.APIURL(), sim.URL())
+	fmt.Fprintf(stdout, "pvesim: serving Proxmox VE API at %s (admin API under %s/_sim/)\n", sim.APIURL(), sim.URL())
+	for _, u := range sim.URLs()[1:] {
+		fmt.Fprintf(stdout, "pvesim: and at %s/api2/json\n", u)
+	}
+	fmt.Fprintln(stdout)
 	fmt.Fprint(stdout, connectionYAML(c, sim))
 	return sim, nil
 }
@@ -228,9 +235,23 @@ func connectionYAML(c *config, sim *pvesim.Server) string {
 		fmt.Fprintf(&b, "apiVersion: v1\nkind: Secret\nmetadata:\n  name: %s\n  namespace: %s\nstringData:\n  password: %q\n---\n", secretName, c.connNamespace, pw)
 		spec = fmt.Sprintf("  username: %q\n  passwordFrom:\n    name: %s\n    namespace: %s\n    key: password\n", id, secretName, c.connNamespace)
 	}
-	fmt.Fprintf(&b, "apiVersion: proxmox.alperen.cloud/v1alpha1\nkind: ProxmoxConnection\nmetadata:\n  name: %s\nspec:\n  endpoint: %s\n%s  caBundle: |\n", c.connName, sim.URL(), spec)
+	fmt.Fprintf(&b, "apiVersion: proxmox.alperen.cloud/v1alpha1\nkind: ProxmoxConnection\nmetadata:\n  name: %s\nspec:\n  endpoint: %s\n%s", c.connName, sim.URL(), endpointsYAML(sim.URLs()[1:]))
+	fmt.Fprintf(&b, "%s  caBundle: |\n", spec)
 	for _, line := range strings.Split(strings.TrimRight(string(sim.CAPEM()), "\n"), "\n") {
 		fmt.Fprintf(&b, "    %s\n", line)
+	}
+	return b.String()
+}
+
+// endpointsYAML lists the other listeners as the connection's endpoints.
+func endpointsYAML(more []string) string {
+	if len(more) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("  endpoints:\n")
+	for _, u := range more {
+		fmt.Fprintf(&b, "  - %s\n", u)
 	}
 	return b.String()
 }

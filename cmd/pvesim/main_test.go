@@ -42,6 +42,25 @@ func TestStartSeedsAndPrintsAConnection(t *testing.T) {
 	}
 }
 
+func TestRepeatedListenServesOneClusterAndListsEndpoints(t *testing.T) {
+	var out bytes.Buffer
+	sim, err := start([]string{"--listen", "127.0.0.1:0", "--listen", "127.0.0.1:0", "--user", "root@pam:pw"}, &out, io.Discard)
+	if err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	defer sim.Close()
+	urls := sim.URLs()
+	if len(urls) != 2 || urls[0] == urls[1] {
+		t.Fatalf("URLs = %v, want two listeners", urls)
+	}
+	text := out.String()
+	for _, want := range []string{"endpoint: " + urls[0], "endpoints:\n  - " + urls[1] + "\n", "and at " + urls[1] + "/api2/json"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("output lacks %q:\n%s", want, text)
+		}
+	}
+}
+
 func TestParseDurationsAndBadFlags(t *testing.T) {
 	d, err := parseDurations([]string{"2s", "qmclone=5s,qmstart=1s"})
 	if err != nil || d[""] != 2*time.Second || d["qmclone"] != 5*time.Second || d["qmstart"] != time.Second {

@@ -42,22 +42,26 @@ import (
 // once the kinds it watches are served, so the provider starts, and stays up,
 // with none of its CRDs installed yet. The controllers share clients: the
 // ProxmoxConnection controller fills it, managed-resource controllers take
-// their Proxmox VE client from it.
+// their Proxmox VE client from it. The guest kinds (VirtualMachine, Container,
+// VirtualMachineTemplate) share one VMID allocator: QEMU and LXC guests take
+// VMIDs from one cluster-wide range, so allocators of their own could hand a
+// VM and a container the same free VMID at once.
 func SetupGated(mgr ctrl.Manager, o controller.Options, clients *pve.Cache, setups *gated.Setups) {
+	vmids := pve.NewVMIDAllocator(0)
 	// The connection controller counts ProviderConfigUsages as well as
 	// watching connections.
 	setups.Register(v1alpha1.ProxmoxConnectionKind, func() error { return connection.Setup(mgr, o, clients) },
 		v1alpha1.ProxmoxConnectionGroupVersionKind, v1alpha1.ProviderConfigUsageGroupVersionKind)
-	setups.Register(v1alpha1.VirtualMachineKind, func() error { return virtualmachine.Setup(mgr, o, clients) },
+	setups.Register(v1alpha1.VirtualMachineKind, func() error { return virtualmachine.Setup(mgr, o, clients, vmids) },
 		v1alpha1.VirtualMachineGroupVersionKind)
 	setups.Register(v1alpha1.CustomCertificateKind, func() error { return customcertificate.Setup(mgr, o, clients) },
 		v1alpha1.CustomCertificateGroupVersionKind)
 	setups.Register(v1alpha1.VirtualMachineSetKind, func() error { return virtualmachineset.Setup(mgr, o) },
 		v1alpha1.VirtualMachineSetGroupVersionKind, v1alpha1.VirtualMachineGroupVersionKind)
-	// GuestImport indexes VirtualMachines by the guest they name.
+	// GuestImport indexes VirtualMachines and Containers by the guest they name.
 	setups.Register(v1alpha1.GuestImportKind, func() error { return guestimport.Setup(mgr, o, clients) },
-		v1alpha1.GuestImportGroupVersionKind, v1alpha1.VirtualMachineGroupVersionKind)
-	setups.Register(v1alpha1.ContainerKind, func() error { return container.Setup(mgr, o, clients) },
+		v1alpha1.GuestImportGroupVersionKind, v1alpha1.VirtualMachineGroupVersionKind, v1alpha1.ContainerGroupVersionKind)
+	setups.Register(v1alpha1.ContainerKind, func() error { return container.Setup(mgr, o, clients, vmids) },
 		v1alpha1.ContainerGroupVersionKind)
 	// A snapshot reads the VirtualMachine it names.
 	setups.Register(v1alpha1.VirtualMachineSnapshotKind, func() error { return virtualmachinesnapshot.Setup(mgr, o, clients) },
@@ -68,6 +72,6 @@ func SetupGated(mgr ctrl.Manager, o controller.Options, clients *pve.Cache, setu
 	setups.Register(v1alpha1.StorageDownloadURLKind, func() error { return storagedownloadurl.Setup(mgr, o, clients) },
 		v1alpha1.StorageDownloadURLGroupVersionKind)
 	// A template owns the StorageDownloadURL of its image.
-	setups.Register(v1alpha1.VirtualMachineTemplateKind, func() error { return virtualmachinetemplate.Setup(mgr, o, clients) },
+	setups.Register(v1alpha1.VirtualMachineTemplateKind, func() error { return virtualmachinetemplate.Setup(mgr, o, clients, vmids) },
 		v1alpha1.VirtualMachineTemplateGroupVersionKind, v1alpha1.StorageDownloadURLGroupVersionKind)
 }

@@ -15,6 +15,9 @@ func (s *Server) serveAdmin(w http.ResponseWriter, hr *http.Request) {
 	var (
 		data any
 		err  error
+		// after runs once the answer is sent: taking down the listener
+		// this request came through must not cut its own answer.
+		after func()
 	)
 	p := strings.TrimSuffix(hr.URL.Path, "/")
 	switch p + " " + hr.Method {
@@ -38,7 +41,17 @@ func (s *Server) serveAdmin(w http.ResponseWriter, hr *http.Request) {
 		err = s.adminVolumes(hr)
 	case "/_sim/baseline POST":
 		s.SaveBaseline()
+	case "/_sim/listeners GET":
+		data = s.Listeners()
 	default:
+		if node, offline, ok := nodeSwitchPath(p, hr.Method); ok {
+			err = s.adminNode(hr, node, offline)
+			break
+		}
+		if i, up, ok := listenerSwitchPath(p, hr.Method); ok {
+			after, err = s.adminListener(i, up)
+			break
+		}
 		if id, ok := holdReleasePath(p, hr.Method); ok {
 			data, err = s.faults.holds.releaseByID(id)
 			break
@@ -50,6 +63,38 @@ func (s *Server) serveAdmin(w http.ResponseWriter, hr *http.Request) {
 		return
 	}
 	writeData(w, data)
+	if after != nil {
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush()
+		}
+		after()
+	}
+}
+
+// listenerSwitchPath recognises POST /_sim/listeners/{i}/down and .../up.
+func listenerSwitchPath(p, method string) (int, bool, bool) {
+	rest, ok := strings.CutPrefix(p, "/_sim/listeners/")
+	if !ok || method != http.MethodPost {
+		return 0, false, false
+	}
+	idx, action, ok := strings.Cut(rest, "/")
+	i, err := strconv.Atoi(idx)
+	if !ok || err != nil || (action != "down" && action != "up") {
+		return 0, false, false
+	}
+	return i, action == "up", true
+}
+
+// adminListener brings listener i up now, or takes it down once the answer
+// is sent (the request may have come through it).
+func (s *Server) adminListener(i int, up bool) (func(), error) {
+	if _, err := s.listener(i); err != nil {
+		return nil, err
+	}
+	if up {
+		return nil, s.ListenerUp(i)
+	}
+	return func() { _ = s.ListenerDown(i) }, nil
 }
 
 func decodeAdmin(hr *http.Request, v any) error {
@@ -310,4 +355,34 @@ func (s *Server) adminVolumes(hr *http.Request) error {
 		return err
 	}
 	return s.AddVolume(body.Node, body.VolID)
+}
+
+// nodeSwitchPath recognises POST /_sim/nodes/{node}/offline and .../online.
+func nodeSwitchPath(p, method string) (string, bool, bool) {
+	rest, ok := strings.CutPrefix(p, "/_sim/nodes/")
+	if !ok || method != http.MethodPost {
+		return "", false, false
+	}
+	node, action, ok := strings.Cut(rest, "/")
+	if !ok || node == "" || (action != "offline" && action != "online") {
+		return "", false, false
+	}
+	return node, action == "offline", true
+}
+
+// adminNode takes a node offline (body, optional: {"reason": "Connection
+// refused"}) or brings it back.
+func (s *Server) adminNode(hr *http.Request, node string, offline bool) error {
+	var body struct {
+		Reason string `json:"reason"`
+	}
+	if hr.ContentLength > 0 {
+		if err := decodeAdmin(hr, &body); err != nil {
+			return err
+		}
+	}
+	if body.Reason != "" && body.Reason != NodeNoRoute && body.Reason != NodeRefused {
+		return errf(http.StatusBadRequest, "reason must be %q or %q", NodeNoRoute, NodeRefused)
+	}
+	return s.SetNodeOffline(node, offline, body.Reason)
 }

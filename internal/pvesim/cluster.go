@@ -160,7 +160,7 @@ func handleClusterStatus(s *Server, _ *request) (any, error) {
 	for i, n := range s.st.nodes {
 		out = append(out, map[string]any{
 			"type": "node", "id": "node/" + n, "name": n, "ip": fmt.Sprintf("127.0.0.%d", i+1),
-			"local": boolNum(i == 0), "nodeid": i + 1, "online": 1, "level": "",
+			"local": boolNum(i == 0), "nodeid": i + 1, "online": boolNum(!s.nodeOffline(n)), "level": "",
 		})
 	}
 	return out, nil
@@ -169,6 +169,10 @@ func handleClusterStatus(s *Server, _ *request) (any, error) {
 func handleNodes(s *Server, _ *request) (any, error) {
 	out := make([]map[string]any, 0, len(s.st.nodes))
 	for _, n := range s.st.nodes {
+		if s.nodeOffline(n) {
+			out = append(out, map[string]any{"node": n, "id": "node/" + n, "type": "node", "status": "offline", "level": ""})
+			continue
+		}
 		out = append(out, map[string]any{
 			"node": n, "id": "node/" + n, "type": "node", "status": "online", "cpu": 0.02, "maxcpu": nodeCPUs,
 			"mem": 8 * gib, "maxmem": nodeMemory, "disk": 10 * gib, "maxdisk": 100 * gib, "uptime": nodeUptime, "level": "",

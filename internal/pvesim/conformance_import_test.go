@@ -1,6 +1,7 @@
 package pvesim_test
 
 import (
+	"encoding/json"
 	"strconv"
 	"strings"
 	"testing"
@@ -81,6 +82,43 @@ func TestImportFromPathAsRoot(t *testing.T) {
 	}
 	if g, _ := sim.Guest(900); !strings.Contains(g.Config["scsi0"], "size=3G") {
 		t.Fatalf("scsi0 = %q, want the 3G file imported", g.Config["scsi0"])
+	}
+}
+
+// A storage configured without import content (PVE before 8.2, or import
+// never enabled) says so in its status and refuses an import download, and
+// an iso download's volume has the path root@pam may import from.
+func TestStorageWithoutImportContent(t *testing.T) {
+	sim := startSim(t, pvesim.Options{})
+	if err := sim.SetStorageContent("local", "iso", "vztmpl", "backup"); err != nil {
+		t.Fatal(err)
+	}
+	r := rawCall(t, sim, "GET", "/nodes/pve/storage/local/status", "", "", tokenHeader())
+	var content string
+	_ = json.Unmarshal(r.Body["data"], &struct {
+		Content *string `json:"content"`
+	}{&content})
+	if r.Status != 200 || content != "iso,vztmpl,backup" {
+		t.Fatalf("status %d content %q, want iso,vztmpl,backup", r.Status, content)
+	}
+	r = rawCall(t, sim, "POST", "/nodes/pve/storage/local/download-url", "application/x-www-form-urlencoded",
+		form("content", "import", "filename", "noble.qcow2", "url", "https://cloud.example/noble.qcow2"), tokenHeader())
+	if r.Status != 500 || !strings.Contains(r.message(), "storage 'local' is not configured for content-type 'import'") {
+		t.Fatalf("import download: %d %q, want PVE's refusal", r.Status, r.message())
+	}
+	if err := sim.AddFile("pve", "local:iso/noble.img", 1<<30); err != nil {
+		t.Fatal(err)
+	}
+	r = rawCall(t, sim, "GET", "/nodes/pve/storage/local/content/local:iso%2Fnoble.img", "", "", tokenHeader())
+	var path string
+	_ = json.Unmarshal(r.Body["data"], &struct {
+		Path *string `json:"path"`
+	}{&path})
+	if path != "/var/lib/vz/template/iso/noble.img" {
+		t.Fatalf("volume path %q (%s), want /var/lib/vz/template/iso/noble.img", path, r.Text)
+	}
+	if err := sim.SetStorageContent("nowhere", "iso"); err == nil {
+		t.Error("setting the content of a storage that does not exist succeeded")
 	}
 }
 

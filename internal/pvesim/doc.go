@@ -55,6 +55,15 @@
 //     {"action": "drift", "vmid", "config": {"key": "value" or "" to delete}, "status": "running"|"stopped",
 //     "node": "other"} changes a guest behind the provider's back.
 //   - POST /_sim/volumes: {"node": "pve", "volid": "local:iso/debian.iso"} adds a file volume.
+//   - GET  /_sim/listeners: [{"index", "url", "up"}], Options.Listen first, then ExtraListen: several
+//     pveproxies in front of one cluster state. POST /_sim/listeners/{i}/down closes listener i
+//     (connecting is refused, open connections are cut; through listener i itself, once the answer
+//     is sent); POST /_sim/listeners/{i}/up serves it again on the same address.
+//   - POST /_sim/nodes/{node}/offline, optional body {"reason": "No route to host"|"Connection refused"}:
+//     the node is unreachable from the others. Every /nodes/{node}/... request answers pveproxy's
+//     "595 <reason>" with an empty body; /cluster/resources shows the node "offline" and its guests'
+//     status "unknown"; /nodes and /cluster/status show it offline. POST /_sim/nodes/{node}/online
+//     brings it back.
 //
 // # Counters
 //

@@ -43,6 +43,7 @@ func registerLXCRoutes(r *router) {
 	r.handle(RouteSpec{Method: http.MethodPut, Path: vm + "/snapshot/{snapname}/config", Params: nv(snap, pString("description"))}, handleLXCSnapshotConfigPut)
 	r.handle(RouteSpec{Method: http.MethodPost, Path: vm + "/template", Params: nv()}, handleLXCTemplate)
 	r.handle(RouteSpec{Method: http.MethodGet, Path: vm + "/interfaces", Params: nv()}, handleLXCInterfaces)
+	registerLXCMigrateRoutes(r, vm, nv)
 }
 
 // lxcOptionalNode is an optional parameter in pve-node format (clone's target).

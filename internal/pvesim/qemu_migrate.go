@@ -28,6 +28,9 @@ type migration struct {
 	force         bool
 	localDisks    bool
 	targetStorage string
+	// restart: a container's restart migration; storageMap: its parsed target-storage.
+	restart    bool
+	storageMap storageMap
 }
 
 func handleQemuMigrate(s *Server, r *request) (any, error) {
@@ -93,16 +96,24 @@ func (s *Server) checkStorageAvailability(g *guest, target string) error {
 	return nil
 }
 
-// haMigrate is the HA manager taking the request: it migrates the guest as root@pam, online
-// when it runs, after its own short delay.
+// haMigrate is the HA manager taking the request: it migrates the guest as root@pam after its
+// own short delay, a VM online when it runs, a container always in restart mode (HA's
+// PVECT resource has no other).
 func (s *Server) haMigrate(g *guest, m migration) {
-	m.online = g.running()
 	time.AfterFunc(s.taskDuration("hamigrate"), func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		if cur, ok := s.st.guests[g.VMID]; ok && cur == g && g.Node != m.target {
-			s.startMigration("root@pam", "", g, m)
+		cur, ok := s.st.guests[g.VMID]
+		if !ok || cur != g || g.Node == m.target {
+			return
 		}
+		if g.Kind == KindLXC {
+			m.online, m.restart = false, true
+			s.startLXCMigration("root@pam", "", g, m)
+			return
+		}
+		m.online = g.running()
+		s.startMigration("root@pam", "", g, m)
 	})
 }
 

@@ -170,7 +170,11 @@ func (s *Server) encodeResources(buf []byte, typ string, now time.Time) []byte {
 	}
 	if typ == "" || typ == "node" {
 		for _, n := range s.st.nodes {
-			add(mustJSON(nodeResource(n)))
+			e := nodeResource(n)
+			if s.nodeOffline(n) {
+				e = offlineResource(e)
+			}
+			add(mustJSON(e))
 		}
 	}
 	if typ == "" || typ == "storage" {
@@ -192,6 +196,9 @@ func (s *Server) encodeResources(buf []byte, typ string, now time.Time) []byte {
 // the cache's life to the guest's next lagged view and next uptime second.
 func (s *Server) guestRow(g *guest, now time.Time) []byte {
 	e := guestResource(g, now, s.res.limitsEpoch)
+	if s.nodeOffline(g.Node) {
+		e = unreachableGuest(e)
+	}
 	if len(g.rrd.queue) > 0 {
 		s.res.until = minTime(s.res.until, g.rrd.queue[0].at)
 	}

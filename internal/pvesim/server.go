@@ -38,6 +38,9 @@ type Options struct {
 	LogRequests bool
 	// Listen is the address to listen on; default "127.0.0.1:0".
 	Listen string
+	// ExtraListen are more addresses serving the same cluster, as the
+	// pveproxy of other nodes would (see listeners.go).
+	ExtraListen []string
 	// StateFile, when set, is loaded at start and rewritten shortly after every change.
 	StateFile string
 	// TLSHosts are extra DNS names or IPs for the serving certificate.
@@ -67,6 +70,7 @@ type Server struct {
 	dice     *dice
 	faults   *faultSet
 	router   *router
+	offline  offlineNodes
 
 	ca      *certAuthority
 	caPEM   []byte
@@ -77,9 +81,9 @@ type Server struct {
 	// once it restarts.
 	custom customCerts
 
-	ln      net.Listener
-	hs      *http.Server
-	baseURL string
+	listeners []*listener
+	hs        *http.Server
+	baseURL   string
 
 	// gen counts state changes; cached answers built at an older gen are stale.
 	gen       atomic.Uint64
@@ -121,7 +125,7 @@ func Start(opts Options) (*Server, error) {
 			return nil, err
 		}
 	}
-	if err := s.listen(); err != nil {
+	if err := s.listenAll(); err != nil {
 		return nil, err
 	}
 	if opts.StateFile != "" {
@@ -146,23 +150,8 @@ func withDefaults(o Options) Options {
 	return o
 }
 
-func (s *Server) listen() error {
-	ln, err := net.Listen("tcp", s.opts.Listen)
-	if err != nil {
-		return errors.Wrapf(err, "cannot listen on %s", s.opts.Listen)
-	}
-	tlsCfg := &tls.Config{
-		MinVersion: tls.VersionTLS12,
-		GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
-			return s.cert.Load(), nil
-		},
-	}
-	s.ln = reasonListener{tls.NewListener(ln, tlsCfg)}
-	s.hs = &http.Server{Handler: s, ReadHeaderTimeout: 30 * time.Second, ErrorLog: discardLogger()}
-	s.baseURL = "https://" + hostForURL(ln.Addr().String())
-	go func() { _ = s.hs.Serve(s.ln) }()
-	return nil
-}
+// readHeaderTimeout bounds how long a connection may take to send a request head.
+const readHeaderTimeout = 30 * time.Second
 
 // hostForURL turns a listen address into a dialable host:port (0.0.0.0 becomes 127.0.0.1).
 func hostForURL(addr string) string {
@@ -258,6 +247,9 @@ func (s *Server) serveAPI(w http.ResponseWriter, hr *http.Request, rel string) {
 		return
 	}
 	s.counters.count(rt.endpoint, cred, method, relPath)
+	if s.unreachableNode(w, segs) {
+		return
+	}
 	s.serveRoute(w, hr, rt, vars, body, cred, relPath)
 }
 

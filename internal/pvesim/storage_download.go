@@ -85,3 +85,24 @@ func (s *Server) ProtectVolume(node, volid string, protected bool) error {
 	s.markDirty()
 	return nil
 }
+
+// SetStorageContent sets the content types storage id is configured for, as
+// an administrator's `pvesm set <id> --content ...` does: storage.cfg is
+// cluster-wide, so on every node that has the storage. PVE before 8.2, or a
+// storage never given import content, lacks "import".
+func (s *Server) SetStorageContent(id string, content ...string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	found := false
+	for _, n := range s.st.nodes {
+		if st, ok := s.st.storage(n, id); ok {
+			st.Content = append([]string(nil), content...)
+			found = true
+		}
+	}
+	if !found {
+		return errf(http.StatusBadRequest, "storage '%s' does not exist", id)
+	}
+	s.markDirty()
+	return nil
+}

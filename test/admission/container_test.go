@@ -79,6 +79,7 @@ func containerCases() map[string]admissionCase {
   providerConfigRef: {kind: ProxmoxConnection, name: conn}
   writeConnectionSecretToRef: {name: web-conn}
   rebootPolicy: Never
+  migrationPolicy: Offline
   deletionProtection: true
   enableAutoStart: false
   additionalConfig: {onboot: "1"}
@@ -105,6 +106,14 @@ func containerCases() map[string]admissionCase {
 		"Import": {manifest: ct(`
   managementPolicies: ["Observe"]
 `)},
+		"ImportManagedWithoutCreate": {manifest: ct(`
+  name: ct-case
+  nodeName: pve1
+  managementPolicies: ["Observe", "Update", "LateInitialize"]
+  template:
+    cores: 2
+    disk: [{storage: local-lvm, size: 8}]
+`)},
 
 		// Rejected: the source.
 		"TwoSources": {manifest: ct(ctHead + `
@@ -117,7 +126,13 @@ func containerCases() map[string]admissionCase {
 		"NoTemplate": {manifest: ct(`
   name: ct-case
   nodeName: pve1
-`), wantErr: []string{"template is required, unless managementPolicies is [\"Observe\"]", "one of template.name, template.image or template.ostemplate is required"}},
+`), wantErr: []string{"template is required when managementPolicies allow Create", "one of template.name, template.image or template.ostemplate is required"}},
+		"ImportedWithCreate": {manifest: ct(`
+  name: ct-case
+  nodeName: pve1
+  managementPolicies: ["Observe", "Create", "Update"]
+  template: {cores: 2}
+`), wantErr: []string{"one of template.name, template.image or template.ostemplate is required when managementPolicies allow Create"}},
 		"NameMissing": {manifest: ct(`
   nodeName: pve1
   template: {ostemplate: "local:vztmpl/x.tar.zst"}
@@ -210,5 +225,11 @@ func containerCases() map[string]admissionCase {
   rebootPolicy: Sometimes
   template: {ostemplate: "local:vztmpl/x.tar.zst"}
 `), wantErr: []string{"spec.rebootPolicy: Unsupported value"}},
+		"MigrationPolicy": {manifest: ct(`
+  name: ct-case
+  nodeName: pve1
+  migrationPolicy: Restart
+  template: {ostemplate: "local:vztmpl/x.tar.zst"}
+`), wantErr: []string{"spec.migrationPolicy: Unsupported value"}},
 	}
 }

@@ -93,6 +93,13 @@ func proxmoxConnectionCases() map[string]admissionCase {
   maxConcurrentRequests: 1
 `)},
 
+		"SeveralEndpoints": {manifest: pxc(`
+  endpoint: pve1.example.com
+  endpoints: [pve2.example.com, "https://pve3.example.com:8006/api2/json", "[2001:db8::3]:8006"]
+  tokenID: root@pam!kubemox
+  secret: x
+`)},
+
 		// Rejected: each message names the fields to change.
 		"PasswordAndPasswordFrom": {manifest: pxc(`
   endpoint: pve.example.com
@@ -184,6 +191,36 @@ func proxmoxConnectionCases() map[string]admissionCase {
   username: root@pam
   password: x
 `), wantErr: []string{"spec.endpoint", "endpoint must be a host, host:port or https URL without whitespace"}},
+		"EndpointsWithSpace": {manifest: pxc(`
+  endpoint: pve1.example.com
+  endpoints: ["pve2 example.com"]
+  username: root@pam
+  password: x
+`), wantErr: []string{"spec.endpoints", "each entry of endpoints must be a host, host:port or https URL without whitespace"}},
+		"EndpointsEmptyEntry": {manifest: pxc(`
+  endpoint: pve1.example.com
+  endpoints: [""]
+  username: root@pam
+  password: x
+`), wantErr: []string{"spec.endpoints[0]", "at least 1 chars long", "each entry of endpoints must be a host, host:port or https URL without whitespace"}},
+		"EndpointsRepeatEndpoint": {manifest: pxc(`
+  endpoint: pve1.example.com
+  endpoints: [pve2.example.com, pve1.example.com]
+  username: root@pam
+  password: x
+`), wantErr: []string{"endpoints must not repeat endpoint"}},
+		"EndpointsTwice": {manifest: pxc(`
+  endpoint: pve1.example.com
+  endpoints: [pve2.example.com, pve2.example.com]
+  username: root@pam
+  password: x
+`), wantErr: []string{"spec.endpoints", "endpoints must not list the same endpoint twice"}},
+		"EndpointsTooMany": {manifest: pxc(`
+  endpoint: pve1.example.com
+  endpoints: [a, b, c, d, e, f, g, h, i]
+  username: root@pam
+  password: x
+`), wantErr: []string{"spec.endpoints", "must have at most 8 items"}},
 		"PasswordFromWithoutNamespace": {manifest: pxc(`
   endpoint: pve.example.com
   username: root@pam

@@ -101,6 +101,11 @@ func TestConnectionStatusRoundTrips(t *testing.T) {
 	pc.SetConditions(xpv2.Available().WithMessage("Proxmox VE 9.1"))
 	pc.Status.Version = "9.1.2"
 	pc.Status.ObservedSecrets = []v1alpha1.ObservedSecret{{Name: "creds", Namespace: "kubemox", ResourceVersion: "184623"}}
+	down := metav1.NewTime(time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC))
+	pc.Status.Endpoints = []v1alpha1.EndpointStatus{
+		{URL: "https://pve.example.com:8006/api2/json", Health: v1alpha1.EndpointDown, Message: "dial tcp 192.0.2.1:8006: connect: connection refused", LastTransitionTime: &down},
+		{URL: "https://pve2.example.com:8006/api2/json", Health: v1alpha1.EndpointHealthy, Active: true},
+	}
 	if err := c.Status().Update(ctx, pc); err != nil {
 		t.Fatalf("status update: %v", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -33,7 +34,11 @@ var ErrFenced = errors.New("proxmox request not sent")
 
 // Config describes how to reach and authenticate to one Proxmox VE endpoint.
 type Config struct {
-	Endpoint              string // as the user typed it; New normalises it
+	Endpoint string // as the user typed it; New normalises it
+	// Endpoints are more endpoints of the same cluster, each normalised
+	// like Endpoint; requests fail over to them on transport errors (see
+	// failover.go). Duplicates (after normalisation) are ignored.
+	Endpoints             []string
 	Username, Password    string // password login (ticket)
 	TokenID, Secret       string // API token "user@realm!name" + secret
 	CAPEM                 []byte // extra trusted CAs (PEM); nil = system roots
@@ -50,6 +55,14 @@ type Config struct {
 	// this replica may have lost its lease, so a replica that is no longer
 	// the leader sends Proxmox VE nothing.
 	Fence func() error
+
+	// ProbeInterval is how often a down endpoint is probed; 0 means 5s.
+	ProbeInterval time.Duration
+
+	// OnEndpointChange, when set, is called after an endpoint went down or
+	// came back, or requests moved to another endpoint; only with several
+	// endpoints. It must not block.
+	OnEndpointChange func()
 
 	// Metrics receives this client's requests and the tasks it starts and
 	// sees finish, labelled with its connection; nil measures nothing.
@@ -75,6 +88,11 @@ type Client struct {
 	// version the last Verify read: see VerifiedWithin.
 	proof   *authProof
 	version atomic.Pointer[string]
+
+	// endpoints is the health of the endpoints; probes runs until Retire.
+	endpoints *endpointSet
+	probes    *prober
+	stop      context.CancelFunc
 }
 
 // New builds a client without any network I/O.
@@ -85,10 +103,11 @@ func New(cfg Config) (*Client, error) {
 // newClient lets tests wrap the wire-level transport (below the limiter) to
 // observe every request that actually leaves the client.
 func newClient(cfg Config, wrapWire func(http.RoundTripper) http.RoundTripper) (*Client, error) {
-	endpoint, err := NormalizeEndpoint(cfg.Endpoint)
+	urls, err := NormalizeEndpoints(cfg.Endpoint, cfg.Endpoints)
 	if err != nil {
-		return nil, errors.Wrap(err, "invalid endpoint")
+		return nil, err
 	}
+	endpoint := urls[0]
 	if err := checkCredentials(cfg); err != nil {
 		return nil, err
 	}
@@ -110,17 +129,80 @@ func newClient(cfg Config, wrapWire func(http.RoundTripper) http.RoundTripper) (
 	if cfg.Metrics != nil {
 		wire = &measured{next: wire, metrics: cfg.Metrics}
 	}
-	c.retry = &retrying{
-		next:    &limiter{next: wire, sem: make(chan struct{}, limit), retired: c.retired, fence: cfg.Fence, timeout: timeout},
-		retired: c.retired,
-		policy:  defaultRetryPolicy(),
+	lim := &limiter{next: wire, sem: make(chan struct{}, limit), retired: c.retired, fence: cfg.Fence, timeout: timeout}
+	if c.endpoints, err = newEndpointSet(urls); err != nil {
+		return nil, errors.Wrap(err, "invalid endpoint")
 	}
+	c.retry = &retrying{next: &failover{next: lim, set: c.endpoints}, retired: c.retired, policy: defaultRetryPolicy()}
 	rt, opts := c.authentication(cfg, endpoint)
+	c.watchEndpoints(cfg)
 	c.proof.next = rt
 	httpClient := &http.Client{Transport: &retireGuard{next: c.proof, retired: c.retired}, Timeout: overallTimeout(timeout)}
 	opts = append(opts, proxmox.WithLogger(noopLogger{}), proxmox.WithUserAgent(userAgent), proxmox.WithHTTPClient(httpClient))
 	c.api = proxmox.NewClient(endpoint, opts...)
 	return c, nil
+}
+
+// watchEndpoints wires the endpoints' health to the background probes and
+// to cfg.OnEndpointChange. The probes live as long as the client, not as
+// any reconcile: Retire stops them.
+func (c *Client) watchEndpoints(cfg Config) {
+	interval := cfg.ProbeInterval
+	if interval <= 0 {
+		interval = defaultProbeInterval
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	c.stop = stop
+	c.probes = &prober{ctx: ctx, interval: interval, set: c.endpoints, probe: c.probe}
+	c.endpoints.scrub = c.scrub
+	if len(c.endpoints.eps) < 2 {
+		// With one endpoint there is nowhere else to go: its own traffic
+		// (and the connection's next check) finds out when it is back.
+		return
+	}
+	c.endpoints.onDown = c.probes.start
+	c.endpoints.onChange = func(switched bool) {
+		if switched {
+			// Another endpoint serves now: the proof of the last one says
+			// nothing about it, so the next check verifies the credential
+			// there with a request of its own.
+			c.proof.last.Store(0)
+		}
+		if cfg.OnEndpointChange != nil {
+			cfg.OnEndpointChange()
+		}
+	}
+}
+
+// probe is an authenticated GET /version to the endpoint ctx is pinned to:
+// it answers, and accepts the credential (a password session's ticket is
+// valid on every node, so this logs in only if the ticket needs renewal).
+func (c *Client) probe(ctx context.Context) error {
+	var v proxmox.Version
+	return c.redact(c.api.Get(ctx, "/version", &v))
+}
+
+// Endpoints returns the health of the client's endpoints, endpoint first.
+func (c *Client) Endpoints() []EndpointState { return c.endpoints.states() }
+
+// NormalizeEndpoints normalises a connection's endpoint and its additional
+// endpoints, the first one first, without duplicates.
+func NormalizeEndpoints(endpoint string, more []string) ([]string, error) {
+	first, err := NormalizeEndpoint(endpoint)
+	if err != nil {
+		return nil, errors.Wrap(err, "invalid endpoint")
+	}
+	out := []string{first}
+	for i, raw := range more {
+		u, err := NormalizeEndpoint(raw)
+		if err != nil {
+			return nil, errors.Wrapf(err, "invalid endpoints[%d]", i)
+		}
+		if !slices.Contains(out, u) {
+			out = append(out, u)
+		}
+	}
+	return out, nil
 }
 
 func limits(cfg Config) (int, time.Duration) {
@@ -205,9 +287,11 @@ func baseTransport(tc *tls.Config, limit int) *http.Transport {
 func (c *Client) API() *proxmox.Client { return c.api }
 
 // Retire makes every request that has not yet been sent fail with
-// ErrClientRetired; requests already in flight finish normally.
+// ErrClientRetired, and stops the probes of down endpoints; requests
+// already in flight finish normally.
 func (c *Client) Retire() {
 	c.retired.Store(true)
+	c.stop()
 	c.base.CloseIdleConnections()
 }
 

@@ -119,3 +119,53 @@ func (c *Client) URLSize(ctx context.Context, node, rawURL string, verifyCertifi
 	}
 	return int64(w.Size), nil
 }
+
+type wireStorageStatus struct {
+	Content wireText `json:"content"`
+}
+
+// StorageContent lists the content types storage is configured for on node
+// ("images", "iso", "import", ...), from its status.
+func (c *Client) StorageContent(ctx context.Context, node, storage string) ([]string, error) {
+	var w wireStorageStatus
+	if err := c.API().Get(ctx, storagePath(node, storage, "/status"), &w); err != nil {
+		return nil, errors.Wrapf(err, "cannot read the status of storage %s on node %s", storage, node)
+	}
+	if w.Content == "" {
+		return nil, nil
+	}
+	return strings.Split(string(w.Content), ","), nil
+}
+
+type wireVolumeInfo struct {
+	Path wireText `json:"path"`
+}
+
+// VolumePath is the filesystem path PVE gives for volid on node (a file
+// under the storage's directory, or a block device).
+func (c *Client) VolumePath(ctx context.Context, node, volid string) (string, error) {
+	storage, _, ok := strings.Cut(volid, ":")
+	if !ok {
+		return "", errors.Errorf("malformed volume id %q: no storage", volid)
+	}
+	var w wireVolumeInfo
+	if err := c.API().Get(ctx, storagePath(node, storage, "/content/"+url.PathEscape(volid)), &w); err != nil {
+		return "", errors.Wrapf(err, "cannot read volume %s on node %s", volid, node)
+	}
+	if w.Path == "" {
+		return "", errors.Errorf("Proxmox VE gave no path for volume %s on node %s", volid, node)
+	}
+	return string(w.Path), nil
+}
+
+// RootUser is the one PVE user allowed to import a disk from a filesystem
+// path.
+const RootUser = "root@pam"
+
+// MayImportPaths reports whether Proxmox VE lets this client's credential
+// pass a filesystem path to import-from: only root@pam itself, logged in
+// with its password; never an API token, not even one of root@pam
+// (qemu-server's check_volume_access).
+func (c *Client) MayImportPaths() bool {
+	return c.session != nil && c.session.username == RootUser
+}

@@ -1,9 +1,12 @@
 package proxmox
 
 import (
+	"context"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/kubemox/provider-proxmox/internal/pvesim"
 )
 
 func TestDownloadRequestParams(t *testing.T) {
@@ -49,5 +52,34 @@ func TestDownloadRequestParams(t *testing.T) {
 				t.Errorf("%s\nparams(): -want, +got:\n%s", tc.reason, diff)
 			}
 		})
+	}
+}
+
+// StorageContent and VolumePath read what the template's image step decides
+// on, and MayImportPaths holds for root@pam's password session alone.
+func TestSimStorageContentAndVolumePath(t *testing.T) {
+	srv := startSim(t, pvesim.Options{Nodes: []string{"pve"}})
+	if err := srv.SetStorageContent("local", "iso", "vztmpl"); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.AddFile("pve", "local:iso/noble.img", 1<<30); err != nil {
+		t.Fatal(err)
+	}
+	root, _ := simClient(t, srv, nil)
+	token, _ := simClient(t, srv, useToken)
+	ctx := context.Background()
+	content, err := token.StorageContent(ctx, "pve", "local")
+	if err != nil || !cmp.Equal(content, []string{"iso", "vztmpl"}) {
+		t.Errorf("StorageContent: %v, %v; want [iso vztmpl]", content, err)
+	}
+	p, err := token.VolumePath(ctx, "pve", "local:iso/noble.img")
+	if err != nil || p != "/var/lib/vz/template/iso/noble.img" {
+		t.Errorf("VolumePath: %q, %v; want /var/lib/vz/template/iso/noble.img", p, err)
+	}
+	if _, err := token.VolumePath(ctx, "pve", "local:iso/absent.img"); err == nil {
+		t.Error("VolumePath of an absent volume: no error")
+	}
+	if !root.MayImportPaths() || token.MayImportPaths() {
+		t.Errorf("MayImportPaths: root@pam password %v, root@pam token %v; want true, false", root.MayImportPaths(), token.MayImportPaths())
 	}
 }

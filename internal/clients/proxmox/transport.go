@@ -18,7 +18,7 @@ import (
 
 // The transport is a chain of small RoundTrippers, outermost first:
 //
-//	retireGuard -> authProof -> ticketAuth (password auth only) -> retrying -> limiter -> measured (with metrics) -> *http.Transport
+//	retireGuard -> authProof -> ticketAuth (password auth only) -> retrying -> failover (several endpoints only) -> limiter -> measured (with metrics) -> *http.Transport
 //
 // Every request go-proxmox makes, and our own logins, pass through it, so the
 // concurrency limit, the retirement check, the retry policy and the metrics
@@ -191,6 +191,9 @@ func (r *retrying) RoundTrip(req *http.Request) (*http.Response, error) {
 func (r *retrying) shouldRetry(req *http.Request, resp *http.Response, err error) bool {
 	if req.Context().Err() != nil || r.retired.Load() {
 		return false
+	}
+	if _, probe := pinned(req.Context()); probe {
+		return false // a probe repeats on its own schedule
 	}
 	if err != nil {
 		return !errors.Is(err, ErrClientRetired) && !errors.Is(err, ErrFenced) && !isTLSVerificationError(err)

@@ -32,9 +32,11 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
@@ -94,6 +96,7 @@ func Setup(mgr ctrl.Manager, o controller.Options, clients *pve.Cache) error {
 		For(&v1alpha1.ProxmoxConnection{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		WatchesMetadata(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(connectionsReferencingSecret(mgr.GetClient(), o.Logger))).
 		Watches(&v1alpha1.ProviderConfigUsage{}, handler.EnqueueRequestsFromMapFunc(connectionOfUsage)).
+		WatchesRawSource(source.Channel(r.endpointEvents, &handler.EnqueueRequestForObject{})).
 		Complete(ratelimiter.NewReconciler(name, r, o.GlobalRateLimiter))
 }
 
@@ -105,6 +108,11 @@ type Reconciler struct {
 
 	newClient func(pve.Config) (*pve.Client, error)
 	poll      time.Duration
+
+	// endpointEvents asks for a reconcile of a connection whose client saw
+	// an endpoint go down or come back, so its status (and the
+	// re-verification after a failover) does not wait for the next poll.
+	endpointEvents chan ctrlevent.GenericEvent
 
 	log    logging.Logger
 	record event.Recorder
@@ -147,8 +155,10 @@ func NewReconciler(kube client.Client, secrets client.Reader, clients *pve.Cache
 		clients:   clients,
 		newClient: pve.New,
 		poll:      time.Minute,
-		log:       logging.NewNopLogger(),
-		record:    event.NewNopRecorder(),
+
+		endpointEvents: make(chan ctrlevent.GenericEvent, endpointEventBuffer),
+		log:            logging.NewNopLogger(),
+		record:         event.NewNopRecorder(),
 	}
 	for _, fn := range o {
 		fn(r)
@@ -208,15 +218,17 @@ func (r *Reconciler) verify(ctx context.Context, log logging.Logger, pc *v1alpha
 	pc.Status.ObservedSecrets = observed
 	if err != nil {
 		r.clients.Fail(pc.GetName(), err.Error())
+		pc.Status.Endpoints = nil // no client, so no health to report
 		pc.Status.SetConditions(notReady(pc, reasonOf(err), err.Error()))
 		log.Debug("Cannot resolve credentials", "error", err)
 		return reconcile.Result{RequeueAfter: r.retryAfter()}
 	}
 
-	fp := fingerprint(pc.GetGeneration(), observed)
+	fp := fingerprint(pc.GetGeneration(), allEndpoints(pc.Spec), observed)
 	cl, fresh, err := r.clientFor(pc, creds, fp)
 	if err != nil {
 		r.clients.Fail(pc.GetName(), creds.redact(err.Error()))
+		pc.Status.Endpoints = nil
 		pc.Status.SetConditions(notReady(pc, configReason(pc.Spec), creds.redact(err.Error())))
 		log.Debug("Cannot build Proxmox VE client", "error", creds.redact(err.Error()))
 		return reconcile.Result{RequeueAfter: r.retryAfter()}
@@ -231,6 +243,7 @@ func (r *Reconciler) verify(ctx context.Context, log logging.Logger, pc *v1alpha
 		// managed resources: retire it together with its old credential.
 		msg := creds.redact(err.Error())
 		r.clients.Fail(pc.GetName(), msg)
+		pc.Status.Endpoints = endpointStatus(pc.Status.Endpoints, cl.Endpoints(), creds.redact)
 		pc.Status.SetConditions(notReady(pc, failureReason(err), msg))
 		log.Debug("Cannot verify Proxmox VE credentials", "error", msg)
 		return reconcile.Result{RequeueAfter: r.retryAfter()}
@@ -242,18 +255,32 @@ func (r *Reconciler) verify(ctx context.Context, log logging.Logger, pc *v1alpha
 		r.clients.Store(pc.GetName(), fp, cl)
 	}
 	pc.Status.Version = version
-	pc.Status.SetConditions(ready(pc))
+	pc.Status.Endpoints = endpointStatus(pc.Status.Endpoints, cl.Endpoints(), creds.redact)
+	pc.Status.SetConditions(readyCondition(pc))
 	return reconcile.Result{RequeueAfter: r.poll}
 }
 
 // check proves that cl reaches Proxmox VE with its credential. When the
 // managed resources' own requests succeeded within the last poll interval
 // they already prove it, and no request is made; otherwise one is.
+//
+// While an endpoint is down a request is always made: it goes to a healthy
+// endpoint (verifying the credential there after a failover), or, with a
+// single endpoint, finds out whether that one answers again.
 func (r *Reconciler) check(ctx context.Context, cl *pve.Client) (string, error) {
-	if version, ok := cl.VerifiedWithin(r.poll); ok {
+	if version, ok := cl.VerifiedWithin(r.poll); ok && allHealthy(cl.Endpoints()) {
 		return version, nil
 	}
 	return cl.Verify(ctx)
+}
+
+func allHealthy(eps []pve.EndpointState) bool {
+	for _, e := range eps {
+		if !e.Healthy {
+			return false
+		}
+	}
+	return true
 }
 
 // retryAfter is how soon a connection that is not Ready is verified again:
@@ -273,14 +300,21 @@ func (r *Reconciler) clientFor(pc *v1alpha1.ProxmoxConnection, creds credentials
 	cfg := clientConfig(pc.Spec, creds)
 	cfg.Metrics = r.clients.Metrics().Connection(pc.GetName())
 	cfg.Fence = r.clients.Fence()
+	cfg.OnEndpointChange = r.endpointChanged(pc.GetName())
 	cl, err = r.newClient(cfg)
 	return cl, true, err
+}
+
+// allEndpoints is the connection's endpoint followed by its endpoints, as
+// written in the spec.
+func allEndpoints(spec v1alpha1.ProxmoxConnectionSpec) []string {
+	return append([]string{spec.Endpoint}, spec.Endpoints...)
 }
 
 // configReason explains why no client could be built from spec: most often
 // an endpoint that is not a host, host:port or https URL.
 func configReason(spec v1alpha1.ProxmoxConnectionSpec) xpv2.ConditionReason {
-	if _, err := pve.NormalizeEndpoint(spec.Endpoint); err != nil {
+	if _, err := pve.NormalizeEndpoints(spec.Endpoint, spec.Endpoints); err != nil {
 		return v1alpha1.ReasonInvalidEndpoint
 	}
 	return xpv2.ReasonUnavailable
@@ -289,6 +323,7 @@ func configReason(spec v1alpha1.ProxmoxConnectionSpec) xpv2.ConditionReason {
 func clientConfig(spec v1alpha1.ProxmoxConnectionSpec, creds credentials) pve.Config {
 	return pve.Config{
 		Endpoint:              spec.Endpoint,
+		Endpoints:             spec.Endpoints,
 		Username:              spec.Username,
 		Password:              creds.password,
 		TokenID:               spec.TokenID,

@@ -142,11 +142,13 @@ func observedSecrets(sr *secrets.Reader) []v1alpha1.ObservedSecret {
 }
 
 // fingerprint identifies what a client was built from: the connection's
-// generation (every spec change, inline credentials included) and the
+// generation (every spec change, inline credentials included), its
+// endpoints (named even though a change of them is a new generation, so a
+// client is never reused for another set of endpoints) and the
 // resourceVersion of every Secret read. It holds no credential.
-func fingerprint(generation int64, observed []v1alpha1.ObservedSecret) string {
+func fingerprint(generation int64, endpoints []string, observed []v1alpha1.ObservedSecret) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "generation=%d", generation)
+	fmt.Fprintf(&b, "generation=%d;endpoints=%s", generation, strings.Join(endpoints, ","))
 	for _, s := range observed {
 		fmt.Fprintf(&b, ";%s/%s@%s", s.Namespace, s.Name, s.ResourceVersion)
 	}

@@ -20,6 +20,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -32,16 +33,19 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
+	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 )
 
 func TestFingerprintHoldsNoCredential(t *testing.T) {
-	a := fingerprint(3, []v1alpha1.ObservedSecret{{Namespace: "ns", Name: "s", ResourceVersion: "10"}})
-	b := fingerprint(3, []v1alpha1.ObservedSecret{{Namespace: "ns", Name: "s", ResourceVersion: "11"}})
-	c := fingerprint(4, []v1alpha1.ObservedSecret{{Namespace: "ns", Name: "s", ResourceVersion: "10"}})
-	if a == b || a == c {
-		t.Errorf("fingerprints must differ on a Secret rotation or a spec change: %q %q %q", a, b, c)
+	eps := []string{"pve1", "pve2"}
+	a := fingerprint(3, eps, []v1alpha1.ObservedSecret{{Namespace: "ns", Name: "s", ResourceVersion: "10"}})
+	b := fingerprint(3, eps, []v1alpha1.ObservedSecret{{Namespace: "ns", Name: "s", ResourceVersion: "11"}})
+	c := fingerprint(4, eps, []v1alpha1.ObservedSecret{{Namespace: "ns", Name: "s", ResourceVersion: "10"}})
+	d := fingerprint(3, eps[:1], []v1alpha1.ObservedSecret{{Namespace: "ns", Name: "s", ResourceVersion: "10"}})
+	if a == b || a == c || a == d {
+		t.Errorf("fingerprints must differ on a Secret rotation, a spec change or other endpoints: %q %q %q %q", a, b, c, d)
 	}
-	if want := "generation=3;ns/s@10"; a != want {
+	if want := "generation=3;endpoints=pve1,pve2;ns/s@10"; a != want {
 		t.Errorf("fingerprint = %q, want %q", a, want)
 	}
 }
@@ -180,5 +184,34 @@ func TestResolveCredentials(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestEndpointStatusAndDegraded(t *testing.T) {
+	since := time.Date(2026, 12, 3, 12, 0, 0, 500, time.UTC)
+	creds := credentials{secret: "tok-123"}
+	pc := &v1alpha1.ProxmoxConnection{ObjectMeta: metav1.ObjectMeta{Generation: 2}}
+	pc.Status.Endpoints = endpointStatus(nil, []pve.EndpointState{
+		{URL: "https://a:8006/api2/json", Message: "dial tcp a: connect: connection refused (tok-123)", Since: since},
+		{URL: "https://b:8006/api2/json", Healthy: true, Active: true},
+	}, creds.redact)
+	if got := pc.Status.Endpoints[0]; got.Health != v1alpha1.EndpointDown || strings.Contains(got.Message, "tok-123") ||
+		got.LastTransitionTime == nil || !got.LastTransitionTime.Equal(&metav1.Time{Time: since.Truncate(time.Second)}) {
+		t.Errorf("down endpoint status = %+v", got)
+	}
+	if got := pc.Status.Endpoints[1]; got.Health != v1alpha1.EndpointHealthy || !got.Active || got.Message != "" {
+		t.Errorf("healthy endpoint status = %+v", got)
+	}
+	c := readyCondition(pc)
+	if c.Status != corev1.ConditionTrue || c.Reason != v1alpha1.ReasonDegraded || !strings.Contains(c.Message, "https://a:8006/api2/json") ||
+		!strings.Contains(c.Message, "1 of 2 endpoints down") {
+		t.Errorf("condition with one endpoint down = %+v, want Ready True, Degraded, naming it", c)
+	}
+	pc.Status.Endpoints = endpointStatus(pc.Status.Endpoints, []pve.EndpointState{
+		{URL: "https://a:8006/api2/json", Healthy: true, Since: since.Add(time.Minute)},
+		{URL: "https://b:8006/api2/json", Healthy: true, Active: true},
+	}, creds.redact)
+	if c := readyCondition(pc); c.Reason != v1alpha1.ReasonAvailable || c.Message != "" {
+		t.Errorf("condition with every endpoint healthy = %+v, want Available", c)
 	}
 }

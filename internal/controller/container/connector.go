@@ -29,11 +29,9 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
-	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 	"github.com/kubemox/provider-proxmox/internal/controller/guest"
 )
 
@@ -50,24 +48,15 @@ const (
 // connector hands out an external client per reconcile, over the current
 // Proxmox client of the resource's connection.
 type connector struct {
-	kube    client.Client
+	guest.Deps
 	secrets client.Reader // uncached: Secrets never enter an informer
-	usage   guest.UsageTracker
-	clients *pve.Cache
-	vmids   *pve.VMIDAllocator
-	record  event.Recorder
-	// steadyAge is how old the /cluster/resources view may be for a Ready
-	// resource with nothing under way.
-	steadyAge time.Duration
 	// interfacesAsked throttles interface queries while no address is known.
 	interfacesAsked *guest.Stamps
-	// observed is when each resource was last observed.
-	observed *guest.Stamps
 }
 
 // Connect implements managed.TypedExternalConnector.
 func (c *connector) Connect(ctx context.Context, cr *v1alpha1.Container) (managed.TypedExternalClient[*v1alpha1.Container], error) {
-	cl, connection, err := guest.Connect(ctx, c.usage, c.clients, cr)
+	cl, connection, err := c.Deps.Connect(ctx, cr)
 	if err != nil {
 		return nil, err
 	}

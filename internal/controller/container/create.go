@@ -64,7 +64,7 @@ func (e *external) startCreate(ctx context.Context, cr *v1alpha1.Container, want
 		c.Description = description
 		upid, err := e.cl.CreateGuest(ctx, pve.GuestRef{Type: pve.LXC, Node: want.Node, VMID: vmid}, want.Spec.CreateParams(c))
 		if err == nil {
-			e.record.Event(cr, event.Normal(guest.ReasonCreating, "creating container "+strconv.Itoa(vmid)+" on node "+want.Node+" from "+c.OSTemplate))
+			e.Record.Event(cr, event.Normal(guest.ReasonCreating, "creating container "+strconv.Itoa(vmid)+" on node "+want.Node+" from "+c.OSTemplate))
 		}
 		return upid, err
 	}
@@ -99,7 +99,7 @@ func (e *external) ensureImage(ctx context.Context, cr *v1alpha1.Container, want
 		}
 		meta.AddAnnotations(cr, map[string]string{annotationPullTask: upid})
 		meta.RemoveAnnotations(cr, annotationPulled)
-		e.record.Event(cr, event.Normal(reasonRemovingFile, "removing "+volid+", pulled from another image reference, before pulling "+img.Reference))
+		e.Record.Event(cr, event.Normal(reasonRemovingFile, "removing "+volid+", pulled from another image reference, before pulling "+img.Reference))
 		return "", false, nil
 	}
 	upid, err := e.cl.PullOCIImage(ctx, want.Node, img.Storage, img.Reference)
@@ -107,7 +107,7 @@ func (e *external) ensureImage(ctx context.Context, cr *v1alpha1.Container, want
 		return "", false, err
 	}
 	meta.AddAnnotations(cr, map[string]string{annotationPullTask: upid, annotationPulled: img.Reference})
-	e.record.Event(cr, event.Normal(reasonPullingImage, "pulling "+img.Reference+" into "+volid+" on node "+want.Node))
+	e.Record.Event(cr, event.Normal(reasonPullingImage, "pulling "+img.Reference+" into "+volid+" on node "+want.Node))
 	return "", false, nil
 }
 
@@ -129,7 +129,7 @@ func (e *external) pullFinished(ctx context.Context, cr *v1alpha1.Container) (bo
 		meta.RemoveAnnotations(cr, annotationPullTask, annotationPulled)
 		return false, errors.Errorf("Proxmox VE task %s failed: %s", ts.Type, ts.ExitStatus)
 	case ts.Type == "ociregistrypull":
-		e.record.Event(cr, event.Normal(reasonImagePulled, "pulled "+cr.GetAnnotations()[annotationPulled]))
+		e.Record.Event(cr, event.Normal(reasonImagePulled, "pulled "+cr.GetAnnotations()[annotationPulled]))
 	}
 	meta.RemoveAnnotations(cr, annotationPullTask)
 	return true, nil

@@ -33,6 +33,6 @@ func (e *external) Delete(ctx context.Context, cr *v1alpha1.Container) (managed.
 	if !o.Actionable() {
 		return managed.ExternalDelete{}, nil
 	}
-	d := guest.Deleter{Client: e.cl, Record: e.record, Noun: "container", ShutdownTimeout: shutdownTimeout}
+	d := guest.Deleter{Client: e.cl, Record: e.Record, Noun: "container", ShutdownTimeout: shutdownTimeout}
 	return managed.ExternalDelete{}, d.Step(ctx, cr, &cr.Status.LastTask, o.Ref)
 }

@@ -102,6 +102,26 @@ func hardwareInto(s *pve.LXCSpec, t *v1alpha1.ContainerTemplate) {
 	}
 }
 
+// ImportedTemplate is the hardware of an imported container's spec
+// (hardwareInto read backwards): what pve.ImportedLXCSpec read of it. It
+// names no source: an imported container is never created by the provider.
+func ImportedTemplate(s pve.LXCSpec) *v1alpha1.ContainerTemplate {
+	t := &v1alpha1.ContainerTemplate{Cores: int32(s.Cores), Memory: s.MemoryMB, Swap: s.SwapMB} //nolint:gosec // PVE's limits are far below int32
+	if s.RootFS != nil {
+		for _, v := range append([]pve.LXCVolume{*s.RootFS}, s.Mounts...) {
+			t.Disk = append(t.Disk, v1alpha1.ContainerDisk{Storage: v.Storage, Size: int32(v.SizeGB), Path: v.Path}) //nolint:gosec // see above
+		}
+	}
+	for _, n := range s.NICs {
+		t.Network = append(t.Network, v1alpha1.ContainerNetwork{Name: n.Name, Bridge: n.Bridge, VLAN: int32(n.VLAN), //nolint:gosec // a VLAN tag fits
+			IP: n.IP, GW: n.GW, IP6: n.IP6, GW6: n.GW6})
+	}
+	if f := s.Features; f != nil {
+		t.Features = &v1alpha1.ContainerFeatures{Nesting: f.Nesting, Keyctl: f.Keyctl, Fuse: f.Fuse}
+	}
+	return t
+}
+
 // rootPassword returns root's password from the spec or its Secret, ""
 // when none is set. It must never be logged, evented or written to status.
 func rootPassword(ctx context.Context, kube client.Reader, cr *v1alpha1.Container) (string, error) {

@@ -28,7 +28,7 @@ import (
 // PVE found missing.
 func TestForbiddenNamesThePrivilege(t *testing.T) {
 	f := newFixture(t, pvesim.Options{})
-	f.conn.usage, f.conn.clients = guesttest.NoUsage{}, guesttest.DefaultConnection(f.cl)
+	f.conn.Usage, f.conn.Clients = guesttest.NoUsage{}, guesttest.DefaultConnection(f.cl)
 	cr := newContainer("denied", fromOSTemplate)
 	f.store(t, cr, false)
 	ext, err := f.conn.Connect(context.Background(), cr)

@@ -23,18 +23,12 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
-	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
-
-	"github.com/kubemox/provider-proxmox/apis"
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 	"github.com/kubemox/provider-proxmox/internal/controller/guest"
@@ -66,12 +60,7 @@ func newFixture(t *testing.T, opts pvesim.Options) *fixture {
 	if opts.Nodes == nil {
 		opts.Nodes = []string{testNode, otherNode}
 	}
-	sim, err := pvesim.Start(opts)
-	if err != nil {
-		t.Fatalf("start simulator: %v", err)
-	}
-	t.Cleanup(sim.Close)
-	sim.AddToken("root@pam!kubemox", "s3cret")
+	sim, cl := guesttest.Simulator(t, opts, opts.Nodes...)
 	if err := sim.AddVolume(testNode, debianVolume); err != nil {
 		t.Fatalf("add template archive: %v", err)
 	}
@@ -81,22 +70,10 @@ func newFixture(t *testing.T, opts pvesim.Options) *fixture {
 	}}); err != nil {
 		t.Fatalf("add container template: %v", err)
 	}
-	cl, err := pve.New(pve.Config{Endpoint: sim.URL(), TokenID: "root@pam!kubemox", Secret: "s3cret", CAPEM: sim.CAPEM()})
-	if err != nil {
-		t.Fatalf("client: %v", err)
-	}
-	s := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(s); err != nil {
-		t.Fatal(err)
-	}
-	if err := apis.AddToScheme(s); err != nil {
-		t.Fatal(err)
-	}
-	kube := fake.NewClientBuilder().WithScheme(s).WithStatusSubresource(&v1alpha1.Container{}).Build()
+	kube := guesttest.FakeKube(t, &v1alpha1.Container{})
 	log := &guesttest.EventLog{}
 	return &fixture{sim: sim, cl: cl, kube: kube, log: log, conn: &connector{
-		kube: kube, secrets: kube, clients: pve.NewCache(), vmids: pve.NewVMIDAllocator(0), record: log,
-		steadyAge: time.Second, interfacesAsked: guest.NewStamps(), observed: guest.NewStamps(),
+		Deps: guesttest.Deps(kube, log), secrets: kube, interfacesAsked: guest.NewStamps(),
 	}}
 }
 
@@ -138,48 +115,14 @@ func fromImage(t *v1alpha1.ContainerTemplate) {
 // annotation the managed reconciler writes before calling Create.
 func (f *fixture) store(t *testing.T, cr *v1alpha1.Container, pending bool) {
 	t.Helper()
-	if pending {
-		meta.SetExternalCreatePending(cr, time.Now())
-	}
-	uid := cr.UID
-	if err := f.kube.Create(context.Background(), cr); err != nil {
-		t.Fatalf("create %s: %v", cr.Name, err)
-	}
-	cr.UID = uid
+	guesttest.Store(t, f.kube, cr, pending)
 }
 
 // step drives one reconcile the way the managed reconciler does; it
 // reports whether the resource is Ready and up to date.
 func (f *fixture) step(t *testing.T, cr *v1alpha1.Container) bool {
 	t.Helper()
-	ctx := context.Background()
-	e := f.external()
-	obs, err := e.Observe(ctx, cr)
-	if err != nil {
-		t.Fatalf("Observe: %v", err)
-	}
-	switch {
-	case !obs.ResourceExists:
-		meta.SetExternalCreatePending(cr, time.Now())
-		if err := f.kube.Update(ctx, cr); err != nil {
-			t.Fatalf("mark pending: %v", err)
-		}
-		if _, err := e.Create(ctx, cr); err != nil {
-			t.Fatalf("Create: %v", err)
-		}
-		meta.SetExternalCreateSucceeded(cr, time.Now())
-		if err := f.kube.Update(ctx, cr); err != nil {
-			t.Fatalf("persist annotations: %v", err)
-		}
-	case !obs.ResourceUpToDate:
-		if _, err := e.Update(ctx, cr); err != nil {
-			t.Fatalf("Update: %v", err)
-		}
-	case guest.IsReady(cr):
-		return true
-	}
-	cr.SetConditions(xpv2.ReconcileSuccess().WithObservedGeneration(cr.GetGeneration()))
-	return false
+	return guesttest.Step[*v1alpha1.Container](t, f.kube, f.external(), cr)
 }
 
 // converge steps until the resource is Ready and up to date.
@@ -196,24 +139,10 @@ func (f *fixture) converge(t *testing.T, cr *v1alpha1.Container, maxSteps int) {
 	t.Fatalf("not converged after %d steps: conditions %+v; err %v; diff %q; obs %+v", maxSteps, cr.Status.Conditions, err, obs.Diff, e.obs)
 }
 
-// vmidOf is the VMID cr stores.
-func vmidOf(t *testing.T, cr *v1alpha1.Container) int {
-	t.Helper()
-	vmid, ok := guest.VMIDOf(meta.GetExternalName(cr))
-	if !ok {
-		t.Fatalf("external name %q is not a VMID", meta.GetExternalName(cr))
-	}
-	return vmid
-}
-
 // ct returns the simulator's container at vmid, failing without it.
 func (f *fixture) ct(t *testing.T, vmid int) pvesim.GuestView {
 	t.Helper()
-	g, ok := f.sim.Guest(vmid)
-	if !ok {
-		t.Fatalf("no guest %d", vmid)
-	}
-	return g
+	return guesttest.Guest(t, f.sim, vmid)
 }
 
 // Each source converges to a running container with the spec's hardware,
@@ -249,7 +178,7 @@ func TestCreateFromEachSourceConverges(t *testing.T) {
 			cr := newContainer("web", tc.src)
 			f.store(t, cr, false)
 			f.converge(t, cr, 30)
-			g := f.ct(t, vmidOf(t, cr))
+			g := f.ct(t, guesttest.VMIDOf(t, cr))
 			if g.Kind != "lxc" || g.Status != "running" {
 				t.Errorf("%s\nguest kind %s status %s, want a running lxc", tc.reason, g.Kind, g.Status)
 			}
@@ -267,8 +196,8 @@ func TestCreateFromEachSourceConverges(t *testing.T) {
 			if cr.Status.Status.State != "running" || cr.Status.Status.IPAddress == "" || len(cr.Status.IPAddresses) == 0 {
 				t.Errorf("%s\nstatus %+v, addresses %v: want running with an address", tc.reason, cr.Status.Status, cr.Status.IPAddresses)
 			}
-			if int(cr.Status.VMID) != vmidOf(t, cr) {
-				t.Errorf("%s\nstatus.vmid = %d, want %d", tc.reason, cr.Status.VMID, vmidOf(t, cr))
+			if int(cr.Status.VMID) != guesttest.VMIDOf(t, cr) {
+				t.Errorf("%s\nstatus.vmid = %d, want %d", tc.reason, cr.Status.VMID, guesttest.VMIDOf(t, cr))
 			}
 		})
 	}
@@ -277,11 +206,7 @@ func TestCreateFromEachSourceConverges(t *testing.T) {
 // storedExternalName is the external name the API server holds.
 func (f *fixture) storedExternalName(t *testing.T, cr *v1alpha1.Container) string {
 	t.Helper()
-	stored := &v1alpha1.Container{}
-	if err := f.kube.Get(context.Background(), client.ObjectKeyFromObject(cr), stored); err != nil {
-		t.Fatal(err)
-	}
-	return meta.GetExternalName(stored)
+	return guesttest.StoredExternalName(t, f.kube, cr)
 }
 
 // The VMID is on the resource in the API server before PVE is asked to
@@ -293,7 +218,7 @@ func TestCreateStoresVMIDBeforeCreating(t *testing.T) {
 	if _, err := f.external().Create(context.Background(), cr); err != nil {
 		t.Fatal(err)
 	}
-	vmid := vmidOf(t, cr)
+	vmid := guesttest.VMIDOf(t, cr)
 	if got := f.storedExternalName(t, cr); got != strconv.Itoa(vmid) {
 		t.Errorf("stored external name = %q, want %d", got, vmid)
 	}

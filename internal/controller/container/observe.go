@@ -46,16 +46,20 @@ type observation struct {
 	plan pve.LXCPlan
 	// replace says why the container must be replaced ("" when not).
 	replace string
+	// migration is what the placement decided.
+	migration guest.MigrationDecision
+	// moving: a migration we started has not arrived yet.
+	moving bool
 }
 
 // identity is how this reconcile finds, claims and gives up LXC VMIDs.
 func (e *external) identity() guest.Identity {
-	return guest.Identity{Kube: e.kube, Client: e.cl, Connection: e.connection, VMIDs: e.vmids, Record: e.record, Type: pve.LXC, Noun: "container"}
+	return e.Identity(e.cl, e.connection, pve.LXC, "container")
 }
 
 // observer runs the part of Observe every guest kind shares.
 func (e *external) observer() guest.Observer {
-	return guest.Observer{Identity: e.identity(), Observed: e.observed, SteadyAge: e.steadyAge, Forget: []*guest.Stamps{e.interfacesAsked}}
+	return e.Observer(e.identity(), e.interfacesAsked)
 }
 
 // Disconnect implements managed.TypedExternalClient.
@@ -63,19 +67,17 @@ func (e *external) Disconnect(context.Context) error { return nil }
 
 // converged reports whether the container needs no change (refusals aside).
 func (o *observation) converged() bool {
-	return o.plan.Empty() && o.replace == "" && !o.NeedMarker && !o.PowerDrift() && !o.Need.Reboot
+	return o.plan.Empty() && o.replace == "" && !o.NeedMarker && !o.PowerDrift() && !o.Need.Reboot &&
+		o.migration == guest.NoMigration && !o.moving
 }
 
 // Observe implements managed.TypedExternalClient.
 func (e *external) Observe(ctx context.Context, cr *v1alpha1.Container) (managed.ExternalObservation, error) {
-	o := &observation{}
-	e.obs = o
+	e.obs = &observation{}
 	t := guest.Tracked{VMID: &cr.Status.VMID, LastTask: &cr.Status.LastTask, LastNode: cr.Status.Status.Node, SpecNode: cr.Spec.NodeName, Protected: cr.Spec.DeletionProtection}
-	row, next, obs, err := e.observer().Begin(ctx, cr, t, &o.Observation)
-	if !next {
-		return obs, err
-	}
-	return e.observeOwned(ctx, cr, o, row)
+	return e.observer().Observe(ctx, cr, t, &e.obs.Observation, func(row *pve.Resource) (managed.ExternalObservation, error) {
+		return e.observeOwned(ctx, cr, e.obs, row)
+	})
 }
 
 // observeOwned compares an owned (or imported) container with the spec.
@@ -96,12 +98,19 @@ func (e *external) observeOwned(ctx context.Context, cr *v1alpha1.Container, o *
 	cr.Status.Source = recordedSource(cr.GetAnnotations())
 	o.replace = replacement(cr.Status.Source, cr.Spec.Source())
 	o.PendingKeys = o.Cfg.PendingKeys()
+	if manage {
+		p := e.placement(cr)
+		o.migration = p.Observe(o.Ref.Node, running, time.Now())
+		o.moving = p.Underway()
+	}
 	settling := powerSettling(cr)
-	o.Need.Start = want.Running && !running && !settling
-	o.Need.Stop = want.Stopped && running && !settling
-	// A container kept stopped is not restarted: what is pending takes
-	// effect at its next start.
-	o.Need.Reboot = running && !want.Stopped && want.AllowReboot && len(o.PendingKeys) > 0 && !settling
+	migrationAsked := o.migration != guest.NoMigration
+	// A container about to move is started on its target, not before.
+	o.Need.Start = want.Running && !running && !settling && !migrationAsked
+	o.Need.Stop = (want.Stopped || o.migration == guest.StopThenMigrate) && running && !settling
+	// A container kept stopped (or about to move) is not restarted: what is
+	// pending takes effect at its next start.
+	o.Need.Reboot = running && !want.Stopped && !migrationAsked && want.AllowReboot && len(o.PendingKeys) > 0 && !settling
 	cr.Status.PendingChanges = o.PendingKeys
 
 	e.observeInterfaces(ctx, cr, o)

@@ -31,19 +31,13 @@ import (
 func ControllerName() string { return guest.ControllerName(v1alpha1.ContainerGroupVersionKind) }
 
 // Setup adds the Container controller to mgr, taking Proxmox clients from
-// clients.
-func Setup(mgr ctrl.Manager, o controller.Options, clients *pve.Cache) error {
+// clients and new VMIDs from vmids, the allocator every guest kind shares.
+func Setup(mgr ctrl.Manager, o controller.Options, clients *pve.Cache, vmids *pve.VMIDAllocator) error {
 	recorder := guest.Recorder(mgr, o, ControllerName())
 	c := &connector{
-		kube:            mgr.GetClient(),
+		Deps:            guest.NewDeps(mgr, o, clients, vmids, recorder),
 		secrets:         mgr.GetAPIReader(),
-		usage:           resource.NewProviderConfigUsageTracker(mgr.GetClient(), &v1alpha1.ProviderConfigUsage{}),
-		clients:         clients,
-		vmids:           pve.NewVMIDAllocator(0),
-		record:          recorder,
-		steadyAge:       guest.PollIntervalOf(o),
 		interfacesAsked: guest.NewStamps(),
-		observed:        guest.NewStamps(),
 	}
 	// No initializer: an empty external name means "no VMID picked yet".
 	return guest.SetupManaged(mgr, o, clients, recorder, guest.ManagedKind[*v1alpha1.Container]{

@@ -42,11 +42,17 @@ func (e *external) Update(ctx context.Context, cr *v1alpha1.Container) (managed.
 	if o.replace != "" {
 		return managed.ExternalUpdate{}, e.replaceStep(ctx, cr, o)
 	}
+	if o.migration == guest.MigrateNow {
+		// Before any configuration change: PVE locks the container while
+		// it moves.
+		e.migrate(ctx, cr, o)
+		return managed.ExternalUpdate{}, nil
+	}
 	changed, err := e.applyConfig(ctx, cr, o)
 	if err != nil || changed {
 		return managed.ExternalUpdate{}, err
 	}
-	p := guest.Power{Client: e.cl, Record: e.record, Noun: "container", RebootTimeout: rebootTimeout, ShutdownTimeout: o.want.ShutdownTimeout}
+	p := guest.Power{Client: e.cl, Record: e.Record, Noun: "container", RebootTimeout: rebootTimeout, ShutdownTimeout: o.want.ShutdownTimeout}
 	need := guest.PowerNeeds{Start: o.Need.Start, Stop: o.Need.Stop, Reboot: o.Need.Reboot}
 	booted, err := p.Apply(ctx, cr, &cr.Status.LastTask, &o.Current, o.Ref, need, o.PendingKeys)
 	if booted {
@@ -70,8 +76,8 @@ func (e *external) replaceStep(ctx context.Context, cr *v1alpha1.Container, o *o
 	if cr.Spec.DeletionProtection {
 		return errors.New(o.replace + ": deletionProtection is set, so the container is not replaced")
 	}
-	e.record.Event(cr, event.Normal(reasonReplacing, "replacing container "+o.Ref.String()+": "+o.replace))
-	d := guest.Deleter{Client: e.cl, Record: e.record, Noun: "container", ShutdownTimeout: shutdownTimeout}
+	e.Record.Event(cr, event.Normal(reasonReplacing, "replacing container "+o.Ref.String()+": "+o.replace))
+	d := guest.Deleter{Client: e.cl, Record: e.Record, Noun: "container", ShutdownTimeout: shutdownTimeout}
 	return d.Step(ctx, cr, &cr.Status.LastTask, o.Ref)
 }
 
@@ -90,7 +96,7 @@ func (e *external) applyConfig(ctx context.Context, cr *v1alpha1.Container, o *o
 		if err := e.cl.SetGuestConfig(ctx, o.Ref, set, o.plan.Delete); err != nil {
 			return guest.RetryIfLocked(err, "configuration")
 		}
-		guest.ReportConfigured(e.record, cr, o.plan.Fields, o.WasReady, o.SpecChanged)
+		guest.ReportConfigured(e.Record, cr, o.plan.Fields, o.WasReady, o.SpecChanged)
 		if o.NeedMarker {
 			e.observer().Adopted(cr)
 		}
@@ -108,7 +114,7 @@ func (e *external) applyConfig(ctx context.Context, cr *v1alpha1.Container, o *o
 			return guest.RetryIfLocked(err, "resize")
 		}
 		guest.RecordTask(&cr.Status.LastTask, upid)
-		e.record.Event(cr, event.Normal(reasonResized, "growing volume "+r.Disk+" to "+r.Size))
+		e.Record.Event(cr, event.Normal(reasonResized, "growing volume "+r.Disk+" to "+r.Size))
 		return true, nil
 	}
 	return false, nil

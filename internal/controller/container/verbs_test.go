@@ -34,6 +34,7 @@ import (
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 	"github.com/kubemox/provider-proxmox/internal/controller/guest"
+	"github.com/kubemox/provider-proxmox/internal/controller/guest/guesttest"
 	"github.com/kubemox/provider-proxmox/internal/pvesim"
 )
 
@@ -54,27 +55,7 @@ type verbWant struct {
 
 func (w verbWant) check(t *testing.T, f *fixture, cr *v1alpha1.Container, err error) {
 	t.Helper()
-	switch {
-	case w.err == "" && err != nil:
-		t.Errorf("error = %v, want none", err)
-	case w.err != "" && (err == nil || !strings.Contains(err.Error(), w.err)):
-		t.Errorf("error = %v, want one containing %q", err, w.err)
-	}
-	for _, r := range w.events {
-		if !f.log.Has(r) {
-			t.Errorf("no %s event; events: %v", r, f.log.Reasons())
-		}
-	}
-	for _, r := range w.noEvents {
-		if f.log.Has(r) {
-			t.Errorf("unexpected %s event", r)
-		}
-	}
-	if w.ready != "" {
-		if c := cr.GetCondition(xpv2.TypeReady); c.Status != w.ready {
-			t.Errorf("Ready = %s (%s %q), want %s", c.Status, c.Reason, c.Message, w.ready)
-		}
-	}
+	guesttest.Want{Err: w.err, Events: w.events, NoEvents: w.noEvents, Ready: w.ready}.Check(t, f.log, cr, err)
 	if w.pve != nil {
 		w.pve(t, f, cr)
 	}
@@ -287,7 +268,7 @@ func TestCreate(t *testing.T) {
 				return cr
 			},
 			want: verbWant{events: []string{"Creating"}, pve: func(t *testing.T, f *fixture, cr *v1alpha1.Container) {
-				g := f.ct(t, vmidOf(t, cr))
+				g := f.ct(t, guesttest.VMIDOf(t, cr))
 				waitTask(t, f, cr.GetAnnotations()[guest.AnnotationCreateTask])
 				g = f.ct(t, g.VMID)
 				if g.Config["features"] != "nesting=1" || !strings.Contains(g.Config["mp0"], "mp=/srv") || !strings.Contains(g.Config["net0"], "tag=20") {
@@ -572,8 +553,8 @@ func TestReplacementCreatesFromTheNewSource(t *testing.T) {
 	cr := owned(t, f, newContainer("swap", fromOSTemplate), true, nil)
 	meta.AddAnnotations(cr, map[string]string{annotationSource: sourceOSTemplate + "local:vztmpl/alpine-3.21.tar.xz"})
 	f.converge(t, cr, 40)
-	if vmidOf(t, cr) != ownedVMID || cr.Status.Source == nil || cr.Status.Source.OSTemplate != debianVolume {
-		t.Errorf("VMID %d source %+v: want %d from %s", vmidOf(t, cr), cr.Status.Source, ownedVMID, debianVolume)
+	if guesttest.VMIDOf(t, cr) != ownedVMID || cr.Status.Source == nil || cr.Status.Source.OSTemplate != debianVolume {
+		t.Errorf("VMID %d source %+v: want %d from %s", guesttest.VMIDOf(t, cr), cr.Status.Source, ownedVMID, debianVolume)
 	}
 	if !f.log.Has("Replacing") || !f.log.Has("Creating") {
 		t.Errorf("events %v: want Replacing then Creating", f.log.Reasons())
@@ -597,8 +578,8 @@ func TestImageReplacedUnderTheSameFileName(t *testing.T) {
 			t.Errorf("no %s event; events %v", r, f.log.Reasons())
 		}
 	}
-	if cr.Status.Source == nil || cr.Status.Source.ImageReference != nginxImage || vmidOf(t, cr) != ownedVMID {
-		t.Errorf("source %+v at VMID %d, want %s at %d", cr.Status.Source, vmidOf(t, cr), nginxImage, ownedVMID)
+	if cr.Status.Source == nil || cr.Status.Source.ImageReference != nginxImage || guesttest.VMIDOf(t, cr) != ownedVMID {
+		t.Errorf("source %+v at VMID %d, want %s at %d", cr.Status.Source, guesttest.VMIDOf(t, cr), nginxImage, ownedVMID)
 	}
 }
 

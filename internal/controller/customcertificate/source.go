@@ -61,16 +61,46 @@ func wanted(ctx context.Context, kube client.Client, fresh client.Reader, cr *v1
 	case s.TLSSecretRef != nil:
 		return fromSecret(ctx, fresh, cr.Namespace, s.TLSSecretRef.Name, "tlsSecretRef")
 	case s.CertManagerSpec != nil:
-		if err := ensureCertManagerCertificate(ctx, kube, cr); err != nil {
-			return certificate{}, err
-		}
-		return fromSecret(ctx, fresh, cr.Namespace, s.CertManagerSpec.SecretName, "certManagerSpec.secretName")
+		return fromCertManager(ctx, kube, fresh, cr)
 	case s.ProxmoxCertSpec != nil:
 		return certificate{ChainPEM: s.ProxmoxCertSpec.Certificate, KeyPEM: s.ProxmoxCertSpec.PrivateKey}, nil
 	default:
 		return certificate{}, errors.New("no certificate source: set tlsSecretRef, certManagerSpec or proxmoxCertSpec")
 	}
 }
+
+// fromCertManager writes the cert-manager Certificate when this generation
+// of the spec has not been written yet, then reads the Secret cert-manager
+// issues into. A missing Secret writes the Certificate again (someone may
+// have deleted it), so a poll costs one Secret read and nothing more.
+func fromCertManager(ctx context.Context, kube client.Client, fresh client.Reader, cr *v1alpha1.CustomCertificate) (certificate, error) {
+	if cr.Status.CertificateGeneration != cr.Generation {
+		if err := writeCertManagerCertificate(ctx, kube, cr); err != nil {
+			return certificate{}, err
+		}
+	}
+	want, err := fromSecret(ctx, fresh, cr.Namespace, cr.Spec.CertManagerSpec.SecretName, "certManagerSpec.secretName")
+	if errors.Is(err, errSecretMissing) && cr.Status.CertificateGeneration == cr.Generation {
+		if werr := writeCertManagerCertificate(ctx, kube, cr); werr != nil {
+			return certificate{}, werr
+		}
+	}
+	return want, err
+}
+
+// writeCertManagerCertificate ensures the Certificate and records the
+// generation it was written from.
+func writeCertManagerCertificate(ctx context.Context, kube client.Client, cr *v1alpha1.CustomCertificate) error {
+	if err := ensureCertManagerCertificate(ctx, kube, cr); err != nil {
+		return err
+	}
+	cr.Status.CertificateGeneration = cr.Generation
+	return nil
+}
+
+// errSecretMissing is the cause of fromSecret's error when the Secret does
+// not exist.
+var errSecretMissing = errors.New("does not exist (yet)")
 
 // fromSecret reads tls.crt and tls.key of a Secret straight from the API
 // server; errors name the Secret and the field that names it, never data.
@@ -87,7 +117,7 @@ func fromSecret(ctx context.Context, fresh client.Reader, ns, name, field string
 	}
 	switch {
 	case kerrors.IsNotFound(err):
-		return certificate{}, errors.Errorf("Secret %s/%s named by %s does not exist (yet)", ns, name, field)
+		return certificate{}, errors.Wrapf(errSecretMissing, "Secret %s/%s named by %s", ns, name, field)
 	case errors.Is(err, secrets.ErrKeyNotFound):
 		return certificate{}, errors.Errorf("Secret %s/%s named by %s needs the keys %s and %s", ns, name, field, keyCertificate, keyPrivateKey)
 	default:

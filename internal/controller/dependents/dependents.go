@@ -56,8 +56,9 @@ import (
 )
 
 // IndexConnection indexes managed resources by the name of the
-// ProxmoxConnection they resolve to (providerConfigRef, else connectionRef,
-// else "default", as resolved by GetProviderConfigReference).
+// ProxmoxConnection they resolve to (the one they report using, else
+// providerConfigRef, else connectionRef, else "default", as resolved by
+// GetProviderConfigReference).
 const IndexConnection = "spec.providerConfigRef.resolvedName"
 
 const (
@@ -70,9 +71,19 @@ type typedReferencer interface {
 	GetProviderConfigReference() *xpv2.ProviderConfigReference
 }
 
+// A connectionUser reports the ProxmoxConnection it last went through when
+// that may differ from its own reference (a snapshot uses its guest's), or
+// "" before it knows.
+type connectionUser interface {
+	UsedConnection() string
+}
+
 // ConnectionOf returns the name of the ProxmoxConnection o uses, or "" when
 // o references no ProxmoxConnection.
 func ConnectionOf(o client.Object) string {
+	if u, ok := o.(connectionUser); ok && u.UsedConnection() != "" {
+		return u.UsedConnection()
+	}
 	r, ok := o.(typedReferencer)
 	if !ok {
 		return ""

@@ -63,6 +63,19 @@ func TestConnectionOf(t *testing.T) {
 	}
 }
 
+// A snapshot naming a VirtualMachine but no connection resolves to the
+// default one until it reports going through the guest's connection.
+func TestConnectionOfUsedConnection(t *testing.T) {
+	snap := &v1alpha1.VirtualMachineSnapshot{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "s"}}
+	if got := ConnectionOf(snap); got != v1alpha1.DefaultConnectionName {
+		t.Errorf("before it used one: ConnectionOf = %q, want %q", got, v1alpha1.DefaultConnectionName)
+	}
+	snap.Status.ConnectionName = "lab"
+	if got := ConnectionOf(snap); got != "lab" {
+		t.Errorf("after going through lab: ConnectionOf = %q, want lab", got)
+	}
+}
+
 // The enqueuer finds, across namespaces, exactly the resources resolving to
 // the connection whose client was replaced.
 func TestEnqueuer(t *testing.T) {

@@ -36,8 +36,9 @@ const maxLogLines = 3
 
 // reNamesNoCause matches exit statuses that say a step failed but not why
 // ("start failed: QEMU exited with code 1", "command '...' failed: exit code
-// 1", a task stopped from outside): the cause is in the lines logged before.
-var reNamesNoCause = regexp.MustCompile(`(?i)(exit(ed)? (with )?code \d+|unexpected status)\s*$`)
+// 1", a task stopped from outside, PVE's migrations ending with "migration
+// aborted" or "migration problems"): the cause is in the lines logged before.
+var reNamesNoCause = regexp.MustCompile(`(?i)(exit(ed)? (with )?code \d+|unexpected status|^migration (aborted|problems))\s*$`)
 
 // TaskLogReader reads a task's log.
 type TaskLogReader interface {

@@ -61,6 +61,14 @@ func TestFailureText(t *testing.T) {
 			want:      "start failed: QEMU exited with code 1 (task log: generating cloud-init ISO; bridge 'vmbr9' does not exist; kvm: network script /var/lib/qemu-server/pve-bridge failed with status 512)",
 			wantReads: 1,
 		},
+		"MigrationAborted": {
+			reason: "PVE's migrations end with \"migration aborted\" and log why before it.",
+			exit:   "migration aborted",
+			log: &taskLog{lines: []string{"ERROR: migration aborted (duration 00:00:00): lxc live migration is currently not implemented",
+				"TASK ERROR: migration aborted"}},
+			want:      "migration aborted (task log: ERROR: migration aborted (duration 00:00:00): lxc live migration is currently not implemented)",
+			wantReads: 1,
+		},
 		"LogAddsNothing": {
 			reason:    "A log holding only the error line adds nothing.",
 			exit:      "command 'qemu-img convert' failed: exit code 1",

@@ -17,6 +17,7 @@ limitations under the License.
 package guest
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -30,6 +31,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
+	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 )
 
 // Migration events.
@@ -72,6 +74,31 @@ type Placement struct {
 	Policy   v1alpha1.MigrationPolicy
 	// Noun names the guest in events ("VM", "container").
 	Noun string
+	// LiveMode names the migration of a running guest in events: "online"
+	// (the default) for a VM, "restart" for a container, which PVE shuts
+	// down, moves and starts again.
+	LiveMode string
+}
+
+// Migrator starts PVE migrations.
+type Migrator interface {
+	MigrateGuest(ctx context.Context, ref pve.GuestRef, m pve.Migration) (string, error)
+}
+
+// Migrate starts the move of the guest at ref to spec.nodeName (m.Target)
+// and records it in last and the placement. A refusal (a storage missing on
+// the target, say) is recorded on the Migrated condition and not retried
+// until the spec changes; a lock is retried quietly at the next reconcile.
+func (p Placement) Migrate(ctx context.Context, cl Migrator, last **v1alpha1.TaskStatus, ref pve.GuestRef, m pve.Migration) {
+	upid, err := cl.MigrateGuest(ctx, ref, m)
+	if err != nil {
+		if !pve.IsLocked(err) {
+			p.Refused(ref.Node, m.Online, err, time.Now())
+		}
+		return
+	}
+	RecordTask(last, upid)
+	p.Started(ref.Node, m.Online, upid, time.Now())
 }
 
 // Observe follows a migration under way, given the node the guest runs on
@@ -139,7 +166,10 @@ func (p Placement) Started(from string, online bool, upid string, now time.Time)
 		Result: v1alpha1.MigrationRunning, ObservedGeneration: p.Object.GetGeneration(), StartTime: &t}
 	mode := "offline"
 	if online {
-		mode = "online"
+		mode = p.LiveMode
+		if mode == "" {
+			mode = "online"
+		}
 	}
 	p.Record.Event(p.Object, event.Normal(ReasonMigrating, fmt.Sprintf("migrating the %s from %s to %s (%s)", p.Noun, from, p.SpecNode, mode)))
 	p.Object.SetConditions(xpv2.Condition{Type: v1alpha1.TypeMigrated, Status: corev1.ConditionUnknown, Reason: v1alpha1.ReasonMigrating,

@@ -145,6 +145,16 @@ func (ob Observer) Begin(ctx context.Context, mg resource.Managed, t Tracked, o 
 	return found.Row, true, managed.ExternalObservation{}, nil
 }
 
+// Observe runs Begin, then owned with the guest's listing row when the
+// guest is ours or imported and to be compared with the spec.
+func (ob Observer) Observe(ctx context.Context, mg resource.Managed, t Tracked, o *Observation, owned func(row *pve.Resource) (managed.ExternalObservation, error)) (managed.ExternalObservation, error) {
+	row, next, obs, err := ob.Begin(ctx, mg, t, o)
+	if !next {
+		return obs, err
+	}
+	return owned(row)
+}
+
 // Adopted says on obj that our marker was written into the guest's
 // description.
 func (ob Observer) Adopted(obj resource.Managed) {

@@ -31,6 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 
 	"github.com/kubemox/provider-proxmox/apis"
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
@@ -77,12 +78,19 @@ func importKube(t *testing.T) client.Client {
 		t.Fatal(err)
 	}
 	return fake.NewClientBuilder().WithScheme(s).WithStatusSubresource(&v1alpha1.GuestImport{}).
-		WithIndex(&v1alpha1.VirtualMachine{}, guest.IndexGuestKey, func(o client.Object) []string {
-			vm, _ := o.(*v1alpha1.VirtualMachine)
-			vmid, ok := guest.VMIDOf(meta.GetExternalName(vm))
-			if !ok {
-				return nil
-			}
-			return []string{guest.KeyOf(vm.GetProviderConfigReference().Name, vmid)}
-		}).Build()
+		WithIndex(&v1alpha1.VirtualMachine{}, guest.IndexGuestKey, guestKey).
+		WithIndex(&v1alpha1.Container{}, guest.IndexGuestKey, guestKey).Build()
+}
+
+// guestKey is the guest index's value of a guest resource, as the provider indexes it.
+func guestKey(o client.Object) []string {
+	mg, ok := o.(resource.ModernManaged)
+	if !ok {
+		return nil
+	}
+	vmid, ok := guest.VMIDOf(meta.GetExternalName(mg))
+	if !ok {
+		return nil
+	}
+	return []string{guest.KeyOf(mg.GetProviderConfigReference().Name, vmid)}
 }

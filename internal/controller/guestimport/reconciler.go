@@ -16,12 +16,14 @@ limitations under the License.
 
 // Package guestimport brings existing Proxmox VE guests under resources: a
 // GuestImport selects guests of a connection and gets a VirtualMachine per
-// guest, Observe-only by default, named after the guest.
+// QEMU guest and a Container per LXC guest, Observe-only by default, named
+// after the guest.
 package guestimport
 
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -36,9 +38,11 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
+	"github.com/kubemox/provider-proxmox/internal/controller/container"
 	"github.com/kubemox/provider-proxmox/internal/controller/guest"
 	"github.com/kubemox/provider-proxmox/internal/controller/virtualmachine"
 )
@@ -130,17 +134,14 @@ func untilDue(gi *v1alpha1.GuestImport, now time.Time) time.Duration {
 // importGuest decides about one selected guest and creates its resource.
 func (r *Reconciler) importGuest(ctx context.Context, gi *v1alpha1.GuestImport, cl *pve.Client, row pve.Resource) v1alpha1.ImportedGuest {
 	res := v1alpha1.ImportedGuest{VMID: int64(row.VMID), Name: row.Name, Node: row.Node, Type: row.Type}
-	if row.Type != string(pve.QEMU) {
-		return skipped(res, "importing containers needs the Container kind, which this provider version does not serve")
-	}
-	holders, err := guest.ClaimedBy(ctx, r.kube, &v1alpha1.VirtualMachineList{}, gi.Spec.Connection(), row.VMID)
+	kind, holder, err := r.claimedBy(ctx, gi.Spec.Connection(), row.VMID)
 	if err != nil {
 		return failed(res, err)
 	}
-	if len(holders) > 0 {
-		return r.alreadyHeld(ctx, gi, res, holders[0])
+	if holder != "" {
+		return r.alreadyHeld(ctx, gi, res, kind, holder)
 	}
-	ref := pve.GuestRef{Type: pve.QEMU, Node: row.Node, VMID: row.VMID}
+	ref := pve.GuestRef{Type: pve.GuestType(row.Type), Node: row.Node, VMID: row.VMID}
 	cfg, err := cl.GuestPending(ctx, ref)
 	if err != nil {
 		return failed(res, pve.ExplainPermission(err))
@@ -148,44 +149,81 @@ func (r *Reconciler) importGuest(ctx context.Context, gi *v1alpha1.GuestImport, 
 	if m, ok := guest.ParseMarker(pve.Description(cfg)); ok {
 		return skipped(res, fmt.Sprintf("managed by the resource its description names (%s)", m))
 	}
+	if ref.Type == pve.LXC {
+		return r.create(ctx, gi, res, importedContainer(gi, row, cfg))
+	}
 	return r.create(ctx, gi, res, importedVM(gi, row, cfg))
+}
+
+// claimedBy finds a resource of either guest kind, in any namespace, that
+// names the guest vmid of connection: its kind and "namespace/name", or ""
+// when none does. A VMID names one guest, so a VirtualMachine naming the
+// VMID of a container holds it as well.
+func (r *Reconciler) claimedBy(ctx context.Context, connection string, vmid int) (string, string, error) {
+	lists := []struct {
+		kind string
+		list resource.ManagedList
+	}{{v1alpha1.VirtualMachineKind, &v1alpha1.VirtualMachineList{}}, {v1alpha1.ContainerKind, &v1alpha1.ContainerList{}}}
+	for _, l := range lists {
+		holders, err := guest.ClaimedBy(ctx, r.kube, l.list, connection, vmid)
+		if err != nil || len(holders) > 0 {
+			return l.kind, strings.Join(holders, ", "), err
+		}
+	}
+	return "", "", nil
 }
 
 // alreadyHeld reports a guest a resource already names: Existing when this
 // import made that resource, else Skipped.
-func (r *Reconciler) alreadyHeld(ctx context.Context, gi *v1alpha1.GuestImport, res v1alpha1.ImportedGuest, holder string) v1alpha1.ImportedGuest {
+func (r *Reconciler) alreadyHeld(ctx context.Context, gi *v1alpha1.GuestImport, res v1alpha1.ImportedGuest, kind, holder string) v1alpha1.ImportedGuest {
 	ns, name, _ := strings.Cut(holder, "/")
-	vm := &v1alpha1.VirtualMachine{}
-	if err := r.kube.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, vm); err == nil && madeBy(vm, gi) {
-		res.Result, res.Resource = v1alpha1.ImportResultExisting, v1alpha1.VirtualMachineKind+"/"+name
+	obj := newOfKind(kind)
+	if err := r.kube.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, obj); err == nil && madeBy(obj, gi) {
+		res.Result, res.Resource = v1alpha1.ImportResultExisting, kind+"/"+name
 		return res
 	}
-	return skipped(res, "already named by VirtualMachine "+holder)
+	return skipped(res, "already named by "+kind+" "+holder)
+}
+
+// newOfKind is an empty resource of a guest kind.
+func newOfKind(kind string) resource.Managed {
+	if kind == v1alpha1.ContainerKind {
+		return &v1alpha1.Container{}
+	}
+	return &v1alpha1.VirtualMachine{}
+}
+
+// kindOf is the kind of a guest resource.
+func kindOf(mg resource.Managed) string {
+	if _, ok := mg.(*v1alpha1.Container); ok {
+		return v1alpha1.ContainerKind
+	}
+	return v1alpha1.VirtualMachineKind
 }
 
 // create creates the resource under the guest's name, or under the name with
 // the VMID appended when another object has that name. An object that
 // already names this guest (a previous run whose result the cache had not
 // seen yet) is the import's own: nothing is created twice.
-func (r *Reconciler) create(ctx context.Context, gi *v1alpha1.GuestImport, res v1alpha1.ImportedGuest, vm *v1alpha1.VirtualMachine) v1alpha1.ImportedGuest {
-	vmid := int(res.VMID)
+func (r *Reconciler) create(ctx context.Context, gi *v1alpha1.GuestImport, res v1alpha1.ImportedGuest, mg resource.Managed) v1alpha1.ImportedGuest {
+	vmid, kind := int(res.VMID), kindOf(mg)
 	for _, name := range []string{resourceName(res.Name, vmid), withVMID(resourceName(res.Name, vmid), vmid)} {
-		vm.Name = name
-		err := r.kube.Create(ctx, vm)
+		mg.SetName(name)
+		err := r.kube.Create(ctx, mg)
 		if err == nil {
-			res.Result, res.Resource = v1alpha1.ImportResultImported, v1alpha1.VirtualMachineKind+"/"+name
+			res.Result, res.Resource = v1alpha1.ImportResultImported, kind+"/"+name
 			return res
 		}
 		if !kerrors.IsAlreadyExists(err) {
-			return failed(res, errors.Wrapf(err, "cannot create VirtualMachine %s", name))
+			return failed(res, errors.Wrapf(err, "cannot create %s %s", kind, name))
 		}
-		existing := &v1alpha1.VirtualMachine{}
-		if err := r.fresh.Get(ctx, types.NamespacedName{Namespace: gi.Namespace, Name: name}, existing); err == nil && sameGuest(existing, vm) {
-			res.Result, res.Resource = v1alpha1.ImportResultExisting, v1alpha1.VirtualMachineKind+"/"+name
+		existing := newOfKind(kind)
+		if err := r.fresh.Get(ctx, types.NamespacedName{Namespace: gi.Namespace, Name: name}, existing); err == nil && sameGuest(existing, mg) {
+			res.Result, res.Resource = v1alpha1.ImportResultExisting, kind+"/"+name
 			return res
 		}
 	}
-	return failed(res, errors.Errorf("the names %s and %s are taken by other VirtualMachines", resourceName(res.Name, vmid), withVMID(resourceName(res.Name, vmid), vmid)))
+	return failed(res, errors.Errorf("the names %s and %s are taken by other %ss", resourceName(res.Name, vmid), withVMID(resourceName(res.Name, vmid), vmid), kind))
 }
 
 // importedVM is the resource for a guest: its VMID as external name, the
@@ -196,7 +234,7 @@ func importedVM(gi *v1alpha1.GuestImport, row pve.Resource, cfg pve.GuestConfig)
 	spec := pve.ImportedSpec(cfg)
 	running := row.Status == "running"
 	vm := &v1alpha1.VirtualMachine{
-		ObjectMeta: metav1.ObjectMeta{Namespace: gi.Namespace, Labels: map[string]string{LabelGuestImport: gi.Name}},
+		ObjectMeta: importedMeta(gi),
 		Spec: v1alpha1.VirtualMachineSpec{
 			ResourceSpec: v1alpha1.ResourceSpec{
 				ConnectionRef:      &v1alpha1.ConnectionReference{Name: gi.Spec.Connection()},
@@ -212,13 +250,60 @@ func importedVM(gi *v1alpha1.GuestImport, row pve.Resource, cfg pve.GuestConfig)
 	return vm
 }
 
-func madeBy(vm *v1alpha1.VirtualMachine, gi *v1alpha1.GuestImport) bool {
-	return vm.Namespace == gi.Namespace && vm.Labels[LabelGuestImport] == gi.Name
+// importedContainer is the resource for an LXC guest, as importedVM. PVE
+// keeps no record of the template or image a container came from, so the
+// spec names no source and the provider can never create it: an import
+// asking for full management gives it every policy but Create and Delete
+// (containerManaged).
+func importedContainer(gi *v1alpha1.GuestImport, row pve.Resource, cfg pve.GuestConfig) *v1alpha1.Container {
+	spec := pve.ImportedLXCSpec(cfg)
+	running := row.Status == "running"
+	policies := append(xpv2.ManagementPolicies{}, gi.Spec.ManagementPolicies...)
+	if slices.Contains(policies, xpv2.ManagementActionAll) {
+		policies = append(xpv2.ManagementPolicies{}, containerManaged...)
+	}
+	ct := &v1alpha1.Container{
+		ObjectMeta: importedMeta(gi),
+		Spec: v1alpha1.ContainerSpec{
+			ResourceSpec: v1alpha1.ResourceSpec{
+				ConnectionRef:      &v1alpha1.ConnectionReference{Name: gi.Spec.Connection()},
+				ManagementPolicies: policies,
+			},
+			Name:            spec.Hostname,
+			NodeName:        row.Node,
+			Template:        container.ImportedTemplate(spec),
+			EnableAutoStart: &running,
+		},
+	}
+	meta.SetExternalName(ct, fmt.Sprint(row.VMID))
+	return ct
 }
 
-func sameGuest(a, b *v1alpha1.VirtualMachine) bool {
-	return meta.GetExternalName(a) == meta.GetExternalName(b) &&
-		a.GetProviderConfigReference().Name == b.GetProviderConfigReference().Name
+// containerManaged are the management policies of an imported container
+// under full management: observed and updated, never created (it has no
+// source) nor deleted with its resource.
+var containerManaged = xpv2.ManagementPolicies{xpv2.ManagementActionObserve, xpv2.ManagementActionUpdate, xpv2.ManagementActionLateInitialize}
+
+// importedMeta labels a resource with the import that made it (no owner
+// reference).
+func importedMeta(gi *v1alpha1.GuestImport) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Namespace: gi.Namespace, Labels: map[string]string{LabelGuestImport: gi.Name}}
+}
+
+func madeBy(o metav1.Object, gi *v1alpha1.GuestImport) bool {
+	return o.GetNamespace() == gi.Namespace && o.GetLabels()[LabelGuestImport] == gi.Name
+}
+
+func sameGuest(a, b resource.Managed) bool {
+	return meta.GetExternalName(a) == meta.GetExternalName(b) && connectionOf(a) == connectionOf(b)
+}
+
+// connectionOf is the connection a guest resource names.
+func connectionOf(mg resource.Managed) string {
+	if m, ok := mg.(resource.ModernManaged); ok && m.GetProviderConfigReference() != nil {
+		return m.GetProviderConfigReference().Name
+	}
+	return ""
 }
 
 func skipped(res v1alpha1.ImportedGuest, reason string) v1alpha1.ImportedGuest {

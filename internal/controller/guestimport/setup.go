@@ -21,6 +21,7 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
@@ -35,11 +36,13 @@ import (
 const ControllerName = "guestimport"
 
 // Setup adds the GuestImport controller to mgr, with the index of
-// VirtualMachines by the guest they name (guest.IndexGuestKey); it is set up
-// once VirtualMachines are served too.
+// VirtualMachines and Containers by the guest they name
+// (guest.IndexGuestKey); it is set up once both kinds are served too.
 func Setup(mgr ctrl.Manager, o controller.Options, clients *pve.Cache) error {
-	if err := guest.IndexByGuest(mgr, &v1alpha1.VirtualMachine{}); err != nil {
-		return err
+	for _, kind := range []client.Object{&v1alpha1.VirtualMachine{}, &v1alpha1.Container{}} {
+		if err := guest.IndexByGuest(mgr, kind); err != nil {
+			return err
+		}
 	}
 	//nolint:staticcheck // crossplane-runtime's event recorder needs the legacy recorder interface.
 	recorder := event.NewAPIRecorder(mgr.GetEventRecorderFor(ControllerName), o.EventFilterFunctions...)

@@ -66,11 +66,11 @@ func (e *external) startCreate(ctx context.Context, cr *v1alpha1.VirtualMachine,
 	description := guest.WithMarker("", guest.MarkerOf(cr))
 	if want.Source == "" {
 		if cr.Spec.Template != nil {
-			e.record.Event(cr, event.Normal(reasonCreatingFromScratch, "spec.template has no name: creating the VM from scratch with its hardware"))
+			e.Record.Event(cr, event.Normal(reasonCreatingFromScratch, "spec.template has no name: creating the VM from scratch with its hardware"))
 		}
 		upid, err := e.cl.CreateGuest(ctx, pve.GuestRef{Type: pve.QEMU, Node: want.Node, VMID: vmid}, want.Spec.CreateParams(description))
 		if err == nil {
-			e.record.Event(cr, event.Normal(guest.ReasonCreating, "creating VM "+strconv.Itoa(vmid)+" on node "+want.Node))
+			e.Record.Event(cr, event.Normal(guest.ReasonCreating, "creating VM "+strconv.Itoa(vmid)+" on node "+want.Node))
 		}
 		return upid, err
 	}
@@ -83,7 +83,7 @@ func (e *external) startCreate(ctx context.Context, cr *v1alpha1.VirtualMachine,
 // built.
 func (e *external) builtTemplate(ctx context.Context, ns, name string) (string, error) {
 	t := &v1alpha1.VirtualMachineTemplate{}
-	if err := e.kube.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, t); err != nil {
+	if err := e.Kube.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, t); err != nil {
 		return "", errors.Wrapf(err, "cannot read VirtualMachineTemplate %s/%s (template.templateRef)", ns, name)
 	}
 	if t.Status.Step != v1alpha1.TemplateStepDone {

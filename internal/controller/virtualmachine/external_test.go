@@ -26,17 +26,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 
-	"github.com/kubemox/provider-proxmox/apis"
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 	"github.com/kubemox/provider-proxmox/internal/controller/guest"
@@ -64,39 +60,20 @@ func newFixture(t *testing.T, opts pvesim.Options) *fixture {
 	if opts.Nodes == nil {
 		opts.Nodes = []string{testNode, "othernode"}
 	}
-	sim, err := pvesim.Start(opts)
-	if err != nil {
-		t.Fatalf("start simulator: %v", err)
-	}
-	t.Cleanup(sim.Close)
-	sim.AddToken("root@pam!kubemox", "s3cret")
+	sim, cl := guesttest.Simulator(t, opts, opts.Nodes...)
 	if err := sim.AddTemplate(testNode, templateID, testTemplate); err != nil {
 		t.Fatalf("add template: %v", err)
 	}
-	cl, err := pve.New(pve.Config{Endpoint: sim.URL(), TokenID: "root@pam!kubemox", Secret: "s3cret", CAPEM: sim.CAPEM()})
-	if err != nil {
-		t.Fatalf("client: %v", err)
-	}
-	s := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(s); err != nil {
-		t.Fatal(err)
-	}
-	if err := apis.AddToScheme(s); err != nil {
-		t.Fatal(err)
-	}
-	kube := fake.NewClientBuilder().WithScheme(s).WithStatusSubresource(&v1alpha1.VirtualMachine{}).Build()
+	kube := guesttest.FakeKube(t, &v1alpha1.VirtualMachine{})
 	log := &guesttest.EventLog{}
 	return &fixture{sim: sim, cl: cl, kube: kube, log: log, conn: &connector{
-		kube: kube, secrets: secrets.NewMemo(kube, kube), clients: pve.NewCache(), vmids: pve.NewVMIDAllocator(0), record: log,
-		steadyAge: time.Second, agentAsked: guest.NewStamps(), observed: guest.NewStamps(),
+		Deps: guesttest.Deps(kube, log), secrets: secrets.NewMemo(kube, kube), agentAsked: guest.NewStamps(),
 	}}
 }
 
 // external returns a fresh per-reconcile client, as Connect would.
 func (f *fixture) external() *external {
-	c := f.conn
-	return &external{kube: c.kube, secrets: c.secrets, cl: f.cl, connection: "default", vmids: c.vmids,
-		record: c.record, steadyAge: c.steadyAge, agentAsked: c.agentAsked, observed: c.observed}
+	return &external{connector: f.conn, cl: f.cl, connection: "default"}
 }
 
 func cloneVM(name string) *v1alpha1.VirtualMachine {
@@ -117,49 +94,17 @@ func cloneVM(name string) *v1alpha1.VirtualMachine {
 // annotation the managed reconciler writes before calling Create.
 func (f *fixture) store(t *testing.T, cr *v1alpha1.VirtualMachine, pending bool) {
 	t.Helper()
-	if pending {
-		meta.SetExternalCreatePending(cr, time.Now())
-	}
-	uid := cr.UID
-	if err := f.kube.Create(context.Background(), cr); err != nil {
-		t.Fatalf("create %s: %v", cr.Name, err)
-	}
-	cr.UID = uid // the fake client keeps it, but be explicit: the marker uses it
+	guesttest.Store(t, f.kube, cr, pending)
 }
 
 // converge drives the verbs the way the managed reconciler does until the
 // resource is Ready and up to date, returning the number of steps.
 func (f *fixture) converge(t *testing.T, cr *v1alpha1.VirtualMachine, maxSteps int) int {
 	t.Helper()
-	ctx := context.Background()
 	for step := 1; step <= maxSteps; step++ {
-		e := f.external()
-		obs, err := e.Observe(ctx, cr)
-		if err != nil {
-			t.Fatalf("step %d: Observe: %v", step, err)
-		}
-		switch {
-		case !obs.ResourceExists:
-			meta.SetExternalCreatePending(cr, time.Now())
-			if err := f.kube.Update(ctx, cr); err != nil {
-				t.Fatalf("step %d: mark pending: %v", step, err)
-			}
-			if _, err := e.Create(ctx, cr); err != nil {
-				t.Fatalf("step %d: Create: %v", step, err)
-			}
-			meta.SetExternalCreateSucceeded(cr, time.Now())
-			if err := f.kube.Update(ctx, cr); err != nil {
-				t.Fatalf("step %d: persist annotations: %v", step, err)
-			}
-		case !obs.ResourceUpToDate:
-			if _, err := e.Update(ctx, cr); err != nil {
-				t.Fatalf("step %d: Update: %v", step, err)
-			}
-		case guest.IsReady(cr):
+		if guesttest.Step[*v1alpha1.VirtualMachine](t, f.kube, f.external(), cr) {
 			return step
 		}
-		// As the managed reconciler does after a successful step.
-		cr.SetConditions(xpv2.ReconcileSuccess().WithObservedGeneration(cr.GetGeneration()))
 		time.Sleep(20 * time.Millisecond)
 	}
 	e := f.external()
@@ -731,7 +676,7 @@ func TestDeletedResourceIsForgotten(t *testing.T) {
 		}
 		// A forgotten resource has no observation stamp (Since is 0) and its
 		// agent is due at once, however long the throttle.
-		inClock := f.conn.observed.Since(cr.GetUID(), time.Now()) != 0
+		inClock := f.conn.Observed.Since(cr.GetUID(), time.Now()) != 0
 		inAgent := !f.conn.agentAsked.Due(cr.GetUID(), time.Now(), time.Hour)
 		if inClock || inAgent {
 			t.Errorf("protected=%v: deleted resource still remembered (poll clock %v, agent throttle %v)", protected, inClock, inAgent)

@@ -18,7 +18,6 @@ package virtualmachine
 
 import (
 	"context"
-	"time"
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
@@ -28,26 +27,15 @@ import (
 // placement decides and records this VM's migrations (spec.nodeName against
 // status.requestedNode).
 func (e *external) placement(cr *v1alpha1.VirtualMachine) guest.Placement {
-	return guest.Placement{Record: e.record, Object: cr, Status: &cr.Status.GuestPlacement, LastTask: cr.Status.LastTask,
+	return guest.Placement{Record: e.Record, Object: cr, Status: &cr.Status.GuestPlacement, LastTask: cr.Status.LastTask,
 		SpecNode: cr.Spec.NodeName, Policy: cr.Spec.Policy(), Noun: "VM"}
 }
 
 // migrate starts the move to spec.nodeName: online when the VM runs (its
-// local disks moving along), offline when it is stopped. A refusal (a
-// storage missing on the target, say) is recorded on the Migrated condition
-// and not retried until the spec changes; a lock is retried quietly.
+// local disks moving along), offline when it is stopped.
 func (e *external) migrate(ctx context.Context, cr *v1alpha1.VirtualMachine, o *observation) {
 	m := pve.Migration{Target: cr.Spec.NodeName, Online: o.Running, TargetStorage: diskStorage(cr)}
-	p := e.placement(cr)
-	upid, err := e.cl.MigrateGuest(ctx, o.Ref, m)
-	if err != nil {
-		if !pve.IsLocked(err) {
-			p.Refused(o.Ref.Node, m.Online, err, time.Now())
-		}
-		return
-	}
-	guest.RecordTask(&cr.Status.LastTask, upid)
-	p.Started(o.Ref.Node, m.Online, upid, time.Now())
+	e.placement(cr).Migrate(ctx, e.cl, &cr.Status.LastTask, o.Ref, m)
 }
 
 // diskStorage is the storage the spec puts the VM's disks on, where a

@@ -22,29 +22,19 @@ import (
 	"strings"
 	"time"
 
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 	"github.com/kubemox/provider-proxmox/internal/controller/guest"
-	"github.com/kubemox/provider-proxmox/internal/controller/secrets"
 )
 
 // external is the client of one reconcile. Observe leaves what it saw in obs
 // for Update and Delete of the same reconcile.
 type external struct {
-	kube       client.Client
-	secrets    *secrets.Memo
+	*connector
 	cl         *pve.Client
 	connection string
-	vmids      *pve.VMIDAllocator
-	record     event.Recorder
-	steadyAge  time.Duration
-	agentAsked *guest.Stamps
-	observed   *guest.Stamps
 
 	obs *observation
 }
@@ -63,12 +53,12 @@ type observation struct {
 
 // identity is how this reconcile finds, claims and gives up QEMU VMIDs.
 func (e *external) identity() guest.Identity {
-	return guest.Identity{Kube: e.kube, Client: e.cl, Connection: e.connection, VMIDs: e.vmids, Record: e.record, Type: pve.QEMU, Noun: "VM"}
+	return e.Identity(e.cl, e.connection, pve.QEMU, "VM")
 }
 
 // observer runs the part of Observe every guest kind shares.
 func (e *external) observer() guest.Observer {
-	return guest.Observer{Identity: e.identity(), Observed: e.observed, SteadyAge: e.steadyAge, Forget: []*guest.Stamps{e.agentAsked}}
+	return e.Observer(e.identity(), e.agentAsked)
 }
 
 // Disconnect implements managed.TypedExternalClient.
@@ -81,14 +71,11 @@ func (o *observation) converged() bool {
 
 // Observe implements managed.TypedExternalClient.
 func (e *external) Observe(ctx context.Context, cr *v1alpha1.VirtualMachine) (managed.ExternalObservation, error) {
-	o := &observation{}
-	e.obs = o
+	e.obs = &observation{}
 	t := guest.Tracked{VMID: &cr.Status.VMID, LastTask: &cr.Status.LastTask, LastNode: cr.Status.Status.Node, SpecNode: cr.Spec.NodeName, Protected: cr.Spec.DeletionProtection}
-	row, next, obs, err := e.observer().Begin(ctx, cr, t, &o.Observation)
-	if !next {
-		return obs, err
-	}
-	return e.observeOwned(ctx, cr, o, row)
+	return e.observer().Observe(ctx, cr, t, &e.obs.Observation, func(row *pve.Resource) (managed.ExternalObservation, error) {
+		return e.observeOwned(ctx, cr, e.obs, row)
+	})
 }
 
 // observeOwned compares an owned (or imported) guest with the spec.

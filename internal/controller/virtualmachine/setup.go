@@ -33,19 +33,14 @@ func ControllerName() string { return guest.ControllerName(v1alpha1.VirtualMachi
 
 // Setup adds the VirtualMachine controller to mgr. It takes Proxmox clients
 // from clients and re-observes every VirtualMachine of a connection as soon
-// as that connection's client is replaced (a rotated credential).
-func Setup(mgr ctrl.Manager, o controller.Options, clients *pve.Cache) error {
+// as that connection's client is replaced (a rotated credential). New VMIDs
+// come from vmids, the allocator every guest kind shares.
+func Setup(mgr ctrl.Manager, o controller.Options, clients *pve.Cache, vmids *pve.VMIDAllocator) error {
 	recorder := guest.Recorder(mgr, o, ControllerName())
 	c := &connector{
-		kube:       mgr.GetClient(),
+		Deps:       guest.NewDeps(mgr, o, clients, vmids, recorder),
 		secrets:    secrets.NewMemo(mgr.GetCache(), mgr.GetAPIReader()),
-		usage:      resource.NewProviderConfigUsageTracker(mgr.GetClient(), &v1alpha1.ProviderConfigUsage{}),
-		clients:    clients,
-		vmids:      pve.NewVMIDAllocator(0),
-		record:     recorder,
-		steadyAge:  guest.PollIntervalOf(o),
 		agentAsked: guest.NewStamps(),
-		observed:   guest.NewStamps(),
 	}
 	// No initializer: an empty external name means "no VMID picked yet".
 	return guest.SetupManaged(mgr, o, clients, recorder, guest.ManagedKind[*v1alpha1.VirtualMachine]{

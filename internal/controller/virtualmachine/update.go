@@ -94,7 +94,7 @@ func (e *external) applyConfig(ctx context.Context, cr *v1alpha1.VirtualMachine,
 			return guest.RetryIfLocked(err, "new disks")
 		}
 		guest.RecordTask(&cr.Status.LastTask, upid)
-		e.record.Event(cr, event.Normal(reasonDiskAdded, "adding disks "+strings.Join(slices.Sorted(maps.Keys(o.plan.NewDisks)), ", ")))
+		e.Record.Event(cr, event.Normal(reasonDiskAdded, "adding disks "+strings.Join(slices.Sorted(maps.Keys(o.plan.NewDisks)), ", ")))
 		return true, nil
 	}
 	if len(o.plan.Resizes) > 0 {
@@ -104,7 +104,7 @@ func (e *external) applyConfig(ctx context.Context, cr *v1alpha1.VirtualMachine,
 			return guest.RetryIfLocked(err, "resize")
 		}
 		guest.RecordTask(&cr.Status.LastTask, upid)
-		e.record.Event(cr, event.Normal(reasonResized, "growing disk "+r.Disk+" to "+r.Size))
+		e.Record.Event(cr, event.Normal(reasonResized, "growing disk "+r.Disk+" to "+r.Size))
 		return true, nil
 	}
 	return false, nil
@@ -120,12 +120,12 @@ func scrubPassword(err error, pw *guest.CloudInitPassword) error {
 }
 
 func (e *external) reportConfig(cr *v1alpha1.VirtualMachine, o *observation) {
-	guest.ReportConfigured(e.record, cr, o.plan.Fields, o.WasReady, o.SpecChanged)
+	guest.ReportConfigured(e.Record, cr, o.plan.Fields, o.WasReady, o.SpecChanged)
 	if o.NeedMarker {
 		e.observer().Adopted(cr)
 	}
 	if o.needPass {
-		e.record.Event(cr, event.Normal(reasonPasswordApplied, "applied the cloud-init password"))
+		e.Record.Event(cr, event.Normal(reasonPasswordApplied, "applied the cloud-init password"))
 	}
 }
 
@@ -145,7 +145,7 @@ func changedKeys(set map[string]string) []string {
 // applyPower starts a guest that should run, shuts down one that should
 // be stopped, or reboots one to apply pending changes (see guest.Power).
 func (e *external) applyPower(ctx context.Context, cr *v1alpha1.VirtualMachine, o *observation) error {
-	p := guest.Power{Client: e.cl, Record: e.record, Noun: "VM", RebootTimeout: rebootTimeout, ShutdownTimeout: o.want.ShutdownTimeout}
+	p := guest.Power{Client: e.cl, Record: e.Record, Noun: "VM", RebootTimeout: rebootTimeout, ShutdownTimeout: o.want.ShutdownTimeout}
 	need := guest.PowerNeeds{Start: o.Need.Start, Stop: o.Need.Stop, Reboot: o.Need.Reboot}
 	booted, err := p.Apply(ctx, cr, &cr.Status.LastTask, &o.Current, o.Ref, need, o.PendingKeys)
 	if booted {

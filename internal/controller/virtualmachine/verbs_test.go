@@ -25,7 +25,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
@@ -59,36 +58,7 @@ type verbWant struct {
 
 func (w verbWant) check(t *testing.T, f *fixture, cr *v1alpha1.VirtualMachine, err error) {
 	t.Helper()
-	switch {
-	case w.err == "" && err != nil:
-		t.Errorf("error = %v, want none", err)
-	case w.err != "" && (err == nil || !strings.Contains(err.Error(), w.err)):
-		t.Errorf("error = %v, want one containing %q", err, w.err)
-	}
-	for _, r := range w.events {
-		if !f.log.Has(r) {
-			t.Errorf("no %s event; events: %v", r, f.log.Reasons())
-		}
-	}
-	for _, r := range w.noEvents {
-		if f.log.Has(r) {
-			t.Errorf("unexpected %s event", r)
-		}
-	}
-	if w.secret != "" {
-		if err != nil && strings.Contains(err.Error(), w.secret) {
-			t.Errorf("the error carries the secret: %v", err)
-		}
-		if f.log.Mentions(w.secret) {
-			t.Error("an event carries the secret")
-		}
-	}
-	if w.ready != "" {
-		c := cr.GetCondition(xpv2.TypeReady)
-		if c.Status != w.ready || !strings.Contains(c.Message, w.readyMsg) {
-			t.Errorf("Ready = %s %q, want %s containing %q", c.Status, c.Message, w.ready, w.readyMsg)
-		}
-	}
+	guesttest.Want{Err: w.err, Events: w.events, NoEvents: w.noEvents, Secret: w.secret, Ready: w.ready, ReadyMsg: w.readyMsg}.Check(t, f.log, cr, err)
 	if w.pve != nil {
 		w.pve(t, f, cr)
 	}
@@ -130,21 +100,13 @@ func ownedAs(t *testing.T, f *fixture, cr *v1alpha1.VirtualMachine, running bool
 // guest returns the simulator's guest at vmid, failing the test without it.
 func (f *fixture) guest(t *testing.T, vmid int) pvesim.GuestView {
 	t.Helper()
-	g, ok := f.sim.Guest(vmid)
-	if !ok {
-		t.Fatalf("no guest %d", vmid)
-	}
-	return g
+	return guesttest.Guest(t, f.sim, vmid)
 }
 
 // storedExternalName is the external name in the (fake) API server.
 func (f *fixture) storedExternalName(t *testing.T, cr *v1alpha1.VirtualMachine) string {
 	t.Helper()
-	stored := &v1alpha1.VirtualMachine{}
-	if err := f.kube.Get(context.Background(), client.ObjectKeyFromObject(cr), stored); err != nil {
-		t.Fatal(err)
-	}
-	return meta.GetExternalName(stored)
+	return guesttest.StoredExternalName(t, f.kube, cr)
 }
 
 func faultOn(method, pattern, message string) pvesim.Faults {
@@ -476,7 +438,7 @@ func firstVMID(cr *v1alpha1.VirtualMachine) int {
 // resetLog starts a fresh event log, so a case checks only its verb's events.
 func resetLog(f *fixture) *guesttest.EventLog {
 	l := &guesttest.EventLog{}
-	f.conn.record = l
+	f.conn.Record = l
 	return l
 }
 

@@ -54,6 +54,10 @@ func (c *connector) Connect(ctx context.Context, cr *v1alpha1.VirtualMachineSnap
 		// Nothing to ask Proxmox VE: the resource only reports it.
 		return e, nil
 	}
+	// Indexed (dependents.ConnectionOf): a rotation of the guest's
+	// connection re-observes the snapshot at once, and while it is down the
+	// snapshot waits for it like the guest does.
+	cr.Status.ConnectionName = t.connection.Name
 	tracked := cr.DeepCopy()
 	tracked.Spec.ProviderConfigReference = t.connection
 	cl, _, err := guest.Connect(ctx, c.usage, c.clients, tracked)

@@ -24,7 +24,10 @@ limitations under the License.
 //     template, downloads imageConfig. import-from reads only content
 //     import (or images), so an iso imageConfig (kubemox's manifests) is
 //     downloaded as import instead (a .img file name becomes .qcow2), with
-//     an event saying so.
+//     an event saying so. On a storage without import content, root@pam
+//     (password login) downloads it as iso and imports the disk from the
+//     volume's file path; any other credential gets an error saying to
+//     enable import content or use root@pam.
 //  2. Create: the VMID is stored as the external name before anything is
 //     asked of Proxmox VE (guest.Identity, as VirtualMachine), then one
 //     qmcreate makes the VM with its disk imported from the image, the

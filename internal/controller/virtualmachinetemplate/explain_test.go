@@ -21,6 +21,7 @@ import (
 	"testing"
 
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
+	"github.com/kubemox/provider-proxmox/internal/controller/guest"
 	"github.com/kubemox/provider-proxmox/internal/controller/guest/guesttest"
 	"github.com/kubemox/provider-proxmox/internal/pvesim"
 )
@@ -29,8 +30,8 @@ import (
 // privilege and path PVE found missing.
 func TestForbiddenNamesThePrivilege(t *testing.T) {
 	f := newFixture(t, pvesim.Options{})
-	conn := &connector{kube: f.kube, secrets: f.kube, usage: guesttest.NoUsage{}, clients: guesttest.DefaultConnection(f.cl),
-		vmids: pve.NewVMIDAllocator(0), record: f.log}
+	conn := &connector{secrets: f.kube, Deps: guest.Deps{Kube: f.kube, Usage: guesttest.NoUsage{}, Clients: guesttest.DefaultConnection(f.cl),
+		VMIDs: pve.NewVMIDAllocator(0), Record: f.log}}
 	cr := f.stored(t, newTemplate("denied"))
 	f.imageReady(t, cr)
 	ext, err := conn.Connect(context.Background(), cr)

@@ -18,6 +18,8 @@ package virtualmachinetemplate
 
 import (
 	"context"
+	"path"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -34,9 +36,16 @@ import (
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 )
 
-// ReasonImageConverted is the event saying an iso imageConfig is
-// downloaded as import content.
-const ReasonImageConverted event.Reason = "ImageContentConverted"
+// Events of the image step.
+const (
+	// ReasonImageConverted says an iso imageConfig is downloaded as import
+	// content.
+	ReasonImageConverted event.Reason = "ImageContentConverted"
+	// ReasonImageFromPath says the image's storage has no import content,
+	// so the image is downloaded as iso content and imported from its
+	// filesystem path, which Proxmox VE allows root@pam alone.
+	ReasonImageFromPath event.Reason = "ImageImportedFromPath"
+)
 
 // imageName is the name of the template's StorageDownloadURL.
 func imageName(cr *v1alpha1.VirtualMachineTemplate) string { return cr.Name + "-image" }
@@ -58,14 +67,63 @@ func importParameters(cr *v1alpha1.VirtualMachineTemplate) (p v1alpha1.DownloadP
 	return p, true
 }
 
+// fromPath turns p, an import download to a storage without import
+// content, into an iso download of the same file, named as iso content
+// must be (.iso or .img; PVE finds the disk format in the file itself when
+// it imports from a path).
+func fromPath(cr *v1alpha1.VirtualMachineTemplate, p v1alpha1.DownloadParameters) v1alpha1.DownloadParameters {
+	if cr.Spec.ImageConfig.Content == v1alpha1.ContentISO {
+		return cr.Spec.ImageConfig
+	}
+	p.Content = v1alpha1.ContentISO
+	if !strings.HasSuffix(p.Filename, ".img") && !strings.HasSuffix(p.Filename, ".iso") {
+		p.Filename = strings.TrimSuffix(p.Filename, path.Ext(p.Filename)) + ".img"
+	}
+	return p
+}
+
+// importable returns the download to make for p: p itself when its storage
+// holds import content (import-from reads only import or images volumes);
+// otherwise, for root@pam, the same file as iso content, imported later
+// from its filesystem path (viaPath); for anyone else an error saying what
+// is needed.
+func (e *external) importable(ctx context.Context, cr *v1alpha1.VirtualMachineTemplate, p v1alpha1.DownloadParameters) (_ v1alpha1.DownloadParameters, viaPath bool, err error) {
+	content, err := e.cl.StorageContent(ctx, p.Node, p.Storage)
+	if err != nil {
+		return p, false, err
+	}
+	if slices.Contains(content, v1alpha1.ContentImport) {
+		return p, false, nil
+	}
+	if !e.cl.MayImportPaths() {
+		return p, false, errors.Errorf("storage %s on node %s has no import content (it holds: %s), and import-from reads a downloaded image only from "+
+			"import content: enable content Import on the storage (Proxmox VE 8.2 or later), or connect as root@pam with its password, "+
+			"which may import the image from its file path", p.Storage, p.Node, strings.Join(content, ","))
+	}
+	return fromPath(cr, p), true, nil
+}
+
 // ensureImage makes sure the template's StorageDownloadURL exists and
-// returns the volume it downloaded once it is Ready ("" before).
+// returns what to import the disk from once it is Ready ("" before): its
+// volume, or the volume's filesystem path when it was downloaded as iso
+// content (the root@pam fallback).
 func (e *external) ensureImage(ctx context.Context, cr *v1alpha1.VirtualMachineTemplate) (string, error) {
 	image, exists, err := e.image(ctx, cr)
-	if err != nil || exists {
-		return image, err
+	switch {
+	case err != nil:
+		return "", err
+	case !exists:
+		return "", e.createImage(ctx, cr)
+	case !isISOVolume(image):
+		return image, nil
 	}
-	return "", e.createImage(ctx, cr)
+	return e.cl.VolumePath(ctx, cr.Spec.ImageConfig.Node, image)
+}
+
+// isISOVolume reports whether volid ("local:iso/noble.img") is iso content.
+func isISOVolume(volid string) bool {
+	_, name, _ := strings.Cut(volid, ":")
+	return strings.HasPrefix(name, v1alpha1.ContentISO+"/")
 }
 
 // image reads the template's StorageDownloadURL: whether it exists, and the
@@ -92,6 +150,10 @@ func (e *external) createImage(ctx context.Context, cr *v1alpha1.VirtualMachineT
 	if p.Content == v1alpha1.ContentVZTmpl {
 		return errors.New("imageConfig.content vztmpl is a container template: a VM's disk is imported from content import (or iso, converted)")
 	}
+	p, viaPath, err := e.importable(ctx, cr, p)
+	if err != nil {
+		return err
+	}
 	sdu := &v1alpha1.StorageDownloadURL{}
 	sdu.SetNamespace(cr.Namespace)
 	sdu.SetName(imageName(cr))
@@ -104,7 +166,11 @@ func (e *external) createImage(ctx context.Context, cr *v1alpha1.VirtualMachineT
 	if err := e.kube.Create(ctx, sdu); err != nil && !kerrors.IsAlreadyExists(err) {
 		return errors.Wrap(err, "cannot create the template's StorageDownloadURL")
 	}
-	if converted {
+	switch {
+	case viaPath:
+		e.record.Event(cr, event.Normal(ReasonImageFromPath, "storage "+p.Storage+" on node "+p.Node+" has no import content: downloading "+
+			p.VolID()+" as iso content and importing the disk from its file path, which Proxmox VE allows root@pam alone"))
+	case converted:
 		e.record.Event(cr, event.Normal(ReasonImageConverted, "imageConfig.content is iso, which import-from refuses: downloading "+
 			cr.Spec.ImageConfig.Filename+" as import content ("+p.VolID()+")"))
 	}

@@ -39,17 +39,11 @@ func ControllerName() string {
 }
 
 // Setup adds the VirtualMachineTemplate controller to mgr, taking Proxmox
-// clients from clients.
-func Setup(mgr ctrl.Manager, o controller.Options, clients *pve.Cache) error {
+// clients from clients and new VMIDs from vmids, the allocator every guest
+// kind shares.
+func Setup(mgr ctrl.Manager, o controller.Options, clients *pve.Cache, vmids *pve.VMIDAllocator) error {
 	recorder := guest.Recorder(mgr, o, ControllerName())
-	c := &connector{
-		kube:    mgr.GetClient(),
-		secrets: mgr.GetAPIReader(),
-		usage:   resource.NewProviderConfigUsageTracker(mgr.GetClient(), &v1alpha1.ProviderConfigUsage{}),
-		clients: clients,
-		vmids:   pve.NewVMIDAllocator(0),
-		record:  recorder,
-	}
+	c := &connector{Deps: guest.NewDeps(mgr, o, clients, vmids, recorder), secrets: mgr.GetAPIReader()}
 	// No initializer: an empty external name means "no VMID picked yet".
 	return guest.SetupManaged(mgr, o, clients, recorder, guest.ManagedKind[*v1alpha1.VirtualMachineTemplate]{
 		GVK: v1alpha1.VirtualMachineTemplateGroupVersionKind, Object: &v1alpha1.VirtualMachineTemplate{}, List: &v1alpha1.VirtualMachineTemplateList{},
@@ -63,6 +57,9 @@ type Proxmox interface {
 	CreateGuest(ctx context.Context, ref pve.GuestRef, params map[string]string) (string, error)
 	ConvertToTemplate(ctx context.Context, ref pve.GuestRef) (string, error)
 	GuestPending(ctx context.Context, ref pve.GuestRef) (pve.GuestConfig, error)
+	StorageContent(ctx context.Context, node, storage string) ([]string, error)
+	VolumePath(ctx context.Context, node, volid string) (string, error)
+	MayImportPaths() bool
 	guest.TaskLogReader
 }
 
@@ -70,21 +67,17 @@ var _ Proxmox = (*pve.Client)(nil)
 
 // connector hands out an external client per reconcile.
 type connector struct {
-	kube    client.Client
+	guest.Deps
 	secrets client.Reader // uncached: Secrets never enter an informer
-	usage   guest.UsageTracker
-	clients *pve.Cache
-	vmids   *pve.VMIDAllocator
-	record  event.Recorder
 }
 
 // Connect implements managed.TypedExternalConnector.
 func (c *connector) Connect(ctx context.Context, cr *v1alpha1.VirtualMachineTemplate) (managed.TypedExternalClient[*v1alpha1.VirtualMachineTemplate], error) {
-	cl, connection, err := guest.Connect(ctx, c.usage, c.clients, cr)
+	cl, connection, err := c.Deps.Connect(ctx, cr)
 	if err != nil {
 		return nil, err
 	}
-	return guest.Explained[*v1alpha1.VirtualMachineTemplate]{TypedExternalClient: newExternal(c.kube, c.secrets, cl, connection, c.vmids, c.record)}, nil
+	return guest.Explained[*v1alpha1.VirtualMachineTemplate]{TypedExternalClient: newExternal(c.Kube, c.secrets, cl, connection, c.VMIDs, c.Record)}, nil
 }
 
 // listingAge bounds the /cluster/resources view used to find the template.

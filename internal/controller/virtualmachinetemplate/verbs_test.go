@@ -25,18 +25,15 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 
-	"github.com/kubemox/provider-proxmox/apis"
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 	"github.com/kubemox/provider-proxmox/internal/controller/guest"
@@ -65,15 +62,7 @@ type fixture struct {
 func newFixture(t *testing.T, opts pvesim.Options) *fixture {
 	t.Helper()
 	sim, cl := guesttest.Simulator(t, opts, testNode)
-	s := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(s); err != nil {
-		t.Fatal(err)
-	}
-	if err := apis.AddToScheme(s); err != nil {
-		t.Fatal(err)
-	}
-	kube := fake.NewClientBuilder().WithScheme(s).
-		WithStatusSubresource(&v1alpha1.VirtualMachineTemplate{}, &v1alpha1.StorageDownloadURL{}).Build()
+	kube := guesttest.FakeKube(t, &v1alpha1.VirtualMachineTemplate{}, &v1alpha1.StorageDownloadURL{})
 	return &fixture{sim: sim, cl: cl, kube: kube, log: &guesttest.EventLog{}}
 }
 
@@ -141,6 +130,15 @@ func (f *fixture) ours(t *testing.T, cr *v1alpha1.VirtualMachineTemplate, templa
 		t.Fatal(err)
 	}
 	return cr
+}
+
+// withoutImportContent configures the image's storage without import
+// content, as before PVE 8.2.
+func (f *fixture) withoutImportContent(t *testing.T) {
+	t.Helper()
+	if err := f.sim.SetStorageContent("local", "iso", "vztmpl", "backup"); err != nil {
+		t.Fatal(err)
+	}
 }
 
 type observation struct {
@@ -324,6 +322,59 @@ func TestCreate(t *testing.T) {
 				}
 				if sdu.Spec.VolID() != "local:import/noble.qcow2" {
 					t.Errorf("image %s, want local:import/noble.qcow2", sdu.Spec.VolID())
+				}
+			},
+		},
+		"NoImportContentWithAToken": {
+			reason: "A storage without import content and a token (which may not import a path): an error saying what is needed, and no download.",
+			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachineTemplate {
+				f.withoutImportContent(t)
+				return f.stored(t, newTemplate("token"))
+			},
+			err: "storage local on node lowtower has no import content (it holds: iso,vztmpl,backup)",
+			check: func(t *testing.T, f *fixture, _ *v1alpha1.VirtualMachineTemplate) {
+				err := f.kube.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: "token-image"}, &v1alpha1.StorageDownloadURL{})
+				if !kerrors.IsNotFound(err) {
+					t.Errorf("StorageDownloadURL lookup: %v, want none made", err)
+				}
+			},
+		},
+		"NoImportContentAsRoot": {
+			reason: "A storage without import content, as root@pam: the image is downloaded as iso content (named .img), with an event.",
+			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachineTemplate {
+				f.withoutImportContent(t)
+				f.cl = guesttest.RootClient(t, f.sim)
+				return f.stored(t, newTemplate("root"))
+			},
+			events: []string{string(ReasonImageFromPath)},
+			check: func(t *testing.T, f *fixture, _ *v1alpha1.VirtualMachineTemplate) {
+				sdu := &v1alpha1.StorageDownloadURL{}
+				if err := f.kube.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: "root-image"}, sdu); err != nil {
+					t.Fatal(err)
+				}
+				if sdu.Spec.VolID() != "local:iso/debian-12.img" {
+					t.Errorf("image %s, want local:iso/debian-12.img", sdu.Spec.VolID())
+				}
+			},
+		},
+		"CreatesTheVMFromThePathAsRoot": {
+			reason: "With the iso image there (the root@pam fallback), the disk is imported from the volume's file path.",
+			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachineTemplate {
+				f.withoutImportContent(t)
+				f.cl = guesttest.RootClient(t, f.sim)
+				cr := f.stored(t, newTemplate("rootvm"))
+				f.imageReady(t, cr)
+				return cr
+			},
+			events: []string{string(guest.ReasonCreating)},
+			check: func(t *testing.T, f *fixture, cr *v1alpha1.VirtualMachineTemplate) {
+				vmid, _ := strconv.Atoi(meta.GetExternalName(cr))
+				g, _ := f.sim.Guest(vmid)
+				if !strings.Contains(g.Config["scsi0"], "size=2G") {
+					t.Errorf("scsi0 %q: want the 2G image imported from /var/lib/vz/template/iso/debian-12.img", g.Config["scsi0"])
+				}
+				if !f.log.Mentions("/var/lib/vz/template/iso/debian-12.img") {
+					t.Errorf("no event names the path imported from; events %v", f.log.Reasons())
 				}
 			},
 		},

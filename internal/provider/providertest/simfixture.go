@@ -19,6 +19,7 @@ package providertest
 import (
 	"context"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -82,4 +83,68 @@ func (e *BinaryEnv) NewSimFixture(t *testing.T, prefix string, opts pvesim.Optio
 	}
 	t.Cleanup(func() { _ = kube.Delete(context.Background(), pc) })
 	return &SimFixture{Kube: kube, Sim: sim, Namespace: ns.Name, Connection: pc.Name}
+}
+
+// StartProvider starts the provider binary against the env's API server as
+// the process tests run it: a 5 s poll, debug logs, no metrics or health
+// listeners.
+func (e *BinaryEnv) StartProvider(t *testing.T) *Process {
+	t.Helper()
+	return StartProcess(t, e.Binary, e.Kubeconfig, "--poll=5s", "--metrics-bind-address=0", "--health-probe-bind-address=", "--debug")
+}
+
+// WaitFor polls cond until it holds, failing t after timeout with what was
+// awaited and the provider's log tail.
+func (p *Process) WaitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s after %s\nprovider log tail:\n%s", what, timeout, p.Tail())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// WaitReady reads obj (by its name, in the fixture's namespace) until it is
+// Ready and Synced, failing t after timeout with obj as last read and p's
+// log tail.
+func (f *SimFixture) WaitReady(t *testing.T, p *Process, obj interface {
+	client.Object
+	Conditioned
+}, timeout time.Duration) {
+	t.Helper()
+	key := client.ObjectKey{Namespace: f.Namespace, Name: obj.GetName()}
+	deadline := time.Now().Add(timeout)
+	for {
+		err := f.Kube.Get(context.Background(), key, obj)
+		if err == nil && ReadyAndSynced(obj) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s not Ready and Synced after %s: err %v, last read %+v\nprovider log tail:\n%s", key, timeout, err, obj, p.Tail())
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// KillWhileAnswerHeld is the crash tests' riskiest moment: with PVE's
+// answer to the first method request on pattern held back, it starts the
+// provider, creates obj, and kills the provider once PVE has applied that
+// request; then it lets the answer go, to nobody. It fails t when the
+// request does not come within timeout.
+func (f *SimFixture) KillWhileAnswerHeld(t *testing.T, e *BinaryEnv, method, pattern string, obj client.Object, timeout time.Duration) {
+	t.Helper()
+	hold := f.Sim.HoldResponse(method, pattern)
+	p := e.StartProvider(t)
+	if err := f.Kube.Create(context.Background(), obj); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-hold.Held():
+	case <-time.After(timeout):
+		t.Fatalf("no %s %s request after %s\nprovider log tail:\n%s", method, pattern, timeout, p.Tail())
+	}
+	p.Kill(t)
+	hold.Release()
 }

@@ -28,18 +28,11 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 
-	"github.com/kubemox/provider-proxmox/apis"
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	"github.com/kubemox/provider-proxmox/internal/provider/providertest"
 	"github.com/kubemox/provider-proxmox/internal/pvesim"
@@ -49,7 +42,6 @@ const (
 	wait    = 120 * time.Second
 	node    = "lowtower"
 	archive = "local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst"
-	tokenID = "root@pam!kubemox"
 	// createEndpoint is how the simulator counts container creations.
 	createEndpoint = "POST /nodes/{node}/lxc"
 )
@@ -59,61 +51,22 @@ var pe providertest.BinaryEnv
 
 func TestMain(m *testing.M) { os.Exit(providertest.BinaryMain(m, &pe)) }
 
-func startProvider(t *testing.T) *providertest.Process {
-	t.Helper()
-	return providertest.StartProcess(t, pe.Binary, pe.Kubeconfig, "--poll=5s", "--metrics-bind-address=0", "--health-probe-bind-address=", "--debug")
-}
-
-type fixture struct {
-	kube client.Client
-	sim  *pvesim.Server
-	ns   string
-	conn string
-}
+type fixture struct{ *providertest.SimFixture }
 
 // newFixture starts a simulator with the template archive and a connection
 // to it in the test's API server, and makes a namespace.
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	pe.Env.Require(t)
-	s := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(s); err != nil {
+	sf := pe.NewSimFixture(t, "ctcrash", pvesim.Options{Nodes: []string{node}})
+	if err := sf.Sim.AddVolume(node, archive); err != nil {
 		t.Fatal(err)
 	}
-	if err := apis.AddToScheme(s); err != nil {
-		t.Fatal(err)
-	}
-	kube, err := client.New(pe.Env.Config, client.Options{Scheme: s})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sim, err := pvesim.Start(pvesim.Options{Nodes: []string{node}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(sim.Close)
-	sim.AddToken(tokenID, "crash-secret")
-	if err := sim.AddVolume(node, archive); err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "ctcrash-"}}
-	if err := kube.Create(ctx, ns); err != nil {
-		t.Fatal(err)
-	}
-	pc := &v1alpha1.ProxmoxConnection{ObjectMeta: metav1.ObjectMeta{GenerateName: "ctcrash-"}, Spec: v1alpha1.ProxmoxConnectionSpec{
-		Endpoint: sim.URL(), TokenID: tokenID, Secret: "crash-secret", CABundle: string(sim.CAPEM()),
-	}}
-	if err := kube.Create(ctx, pc); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = kube.Delete(context.Background(), pc) })
-	return &fixture{kube: kube, sim: sim, ns: ns.Name, conn: pc.Name}
+	return &fixture{sf}
 }
 
 func (f *fixture) container(name string) *v1alpha1.Container {
-	return &v1alpha1.Container{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: name}, Spec: v1alpha1.ContainerSpec{
-		ResourceSpec: v1alpha1.ResourceSpec{ConnectionRef: &v1alpha1.ConnectionReference{Name: f.conn}},
+	return &v1alpha1.Container{ObjectMeta: metav1.ObjectMeta{Namespace: f.Namespace, Name: name}, Spec: v1alpha1.ContainerSpec{
+		ResourceSpec: v1alpha1.ResourceSpec{ConnectionRef: &v1alpha1.ConnectionReference{Name: f.Connection}},
 		Name:         name, NodeName: node,
 		Template: &v1alpha1.ContainerTemplate{OSTemplate: archive, Cores: 1, Memory: 512,
 			Disk: []v1alpha1.ContainerDisk{{Storage: "local-lvm", Size: 2}}},
@@ -122,34 +75,19 @@ func (f *fixture) container(name string) *v1alpha1.Container {
 
 func (f *fixture) waitReady(t *testing.T, p *providertest.Process, name string) *v1alpha1.Container {
 	t.Helper()
-	cr := &v1alpha1.Container{}
-	waitFor(t, p, name+" Ready and Synced", func() bool {
-		err := f.kube.Get(context.Background(), types.NamespacedName{Namespace: f.ns, Name: name}, cr)
-		return err == nil && cr.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue && cr.GetCondition(xpv2.TypeSynced).Status == corev1.ConditionTrue
-	})
+	cr := &v1alpha1.Container{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	f.WaitReady(t, p, cr, wait)
 	return cr
-}
-
-// waitFor polls cond until it holds, failing with the provider's log tail.
-func waitFor(t *testing.T, p *providertest.Process, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(wait)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("no %s after %s\nprovider log tail:\n%s", what, wait, p.Tail())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // assertOneContainer checks the simulator holds exactly one guest, ours.
 func (f *fixture) assertOneContainer(t *testing.T, name string) {
 	t.Helper()
-	guests := f.sim.Guests()
+	guests := f.Sim.Guests()
 	if len(guests) != 1 {
 		t.Fatalf("guests = %d, want 1", len(guests))
 	}
-	if g := guests[0]; g.Kind != "lxc" || !strings.Contains(g.Config["description"], "crossplane: "+f.ns+"/"+name+" uid=") {
+	if g := guests[0]; g.Kind != "lxc" || !strings.Contains(g.Config["description"], "crossplane: "+f.Namespace+"/"+name+" uid=") {
 		t.Errorf("the guest is not our container: %+v", g)
 	}
 }
@@ -161,29 +99,29 @@ func (f *fixture) assertOneContainer(t *testing.T, name string) {
 // VMID: one container, Ready.
 func TestKilledBetweenVMIDStoredAndCreate(t *testing.T) {
 	f := newFixture(t)
-	f.sim.SetFaults(pvesim.Faults{Rules: []pvesim.FaultRule{{
+	f.Sim.SetFaults(pvesim.Faults{Rules: []pvesim.FaultRule{{
 		Method: "POST", PathPattern: "/nodes/*/lxc", Latency: time.Hour, ErrorRate: 1, Message: "never applied",
 	}}})
-	p1 := startProvider(t)
-	if err := f.kube.Create(context.Background(), f.container("early")); err != nil {
+	p1 := pe.StartProvider(t)
+	if err := f.Kube.Create(context.Background(), f.container("early")); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, p1, "the create request", func() bool { return f.sim.Counters().ByEndpoint[createEndpoint] > 0 })
+	p1.WaitFor(t, "the create request", wait, func() bool { return f.Sim.Counters().ByEndpoint[createEndpoint] > 0 })
 	p1.Kill(t)
-	f.sim.SetFaults(pvesim.Faults{})
+	f.Sim.SetFaults(pvesim.Faults{})
 
 	stored := &v1alpha1.Container{}
-	if err := f.kube.Get(context.Background(), types.NamespacedName{Namespace: f.ns, Name: "early"}, stored); err != nil {
+	if err := f.Kube.Get(context.Background(), types.NamespacedName{Namespace: f.Namespace, Name: "early"}, stored); err != nil {
 		t.Fatal(err)
 	}
 	vmid := meta.GetExternalName(stored)
 	if vmid == "" {
 		t.Fatalf("no VMID stored before the create request: annotations %v", stored.GetAnnotations())
 	}
-	if n := len(f.sim.Guests()); n != 0 {
+	if n := len(f.Sim.Guests()); n != 0 {
 		t.Fatalf("guests after the kill = %d, want none", n)
 	}
-	p2 := startProvider(t)
+	p2 := pe.StartProvider(t)
 	cr := f.waitReady(t, p2, "early")
 	f.assertOneContainer(t, "early")
 	if got := meta.GetExternalName(cr); got != vmid {
@@ -196,19 +134,8 @@ func TestKilledBetweenVMIDStoredAndCreate(t *testing.T) {
 // before the call and makes no second one.
 func TestKilledWhileCreateResponseHeld(t *testing.T) {
 	f := newFixture(t)
-	hold := f.sim.HoldResponse("POST", "/nodes/*/lxc")
-	p1 := startProvider(t)
-	if err := f.kube.Create(context.Background(), f.container("held")); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-hold.Held():
-	case <-time.After(wait):
-		t.Fatalf("the create request never arrived\nprovider log tail:\n%s", p1.Tail())
-	}
-	p1.Kill(t)
-	hold.Release()
-	p2 := startProvider(t)
+	f.KillWhileAnswerHeld(t, &pe, "POST", "/nodes/*/lxc", f.container("held"), wait)
+	p2 := pe.StartProvider(t)
 	cr := f.waitReady(t, p2, "held")
 	f.assertOneContainer(t, "held")
 	if cr.Status.Status.State != "running" {

@@ -65,7 +65,7 @@ func TestCreateFromEachSourceDriftAndDelete(t *testing.T) {
 			cr := newContainer(ns, name, src)
 			create(t, p, cr)
 			cr = waitReady(t, p, ns, name)
-			vmid := vmidOf(t, cr)
+			vmid := providertest.VMIDOf(t, cr)
 			g, ok := p.Sim.Guest(vmid)
 			if !ok || g.Kind != "lxc" || g.Status != "running" || g.Config["cores"] != "2" || g.Config["memory"] != "1024" || !strings.Contains(g.Config["rootfs"], "size=8G") {
 				t.Fatalf("container %d not as the spec asks: %+v", vmid, g)
@@ -73,12 +73,12 @@ func TestCreateFromEachSourceDriftAndDelete(t *testing.T) {
 			if err := p.Sim.SetGuestConfig(vmid, "cores", "6"); err != nil {
 				t.Fatal(err)
 			}
-			waitEvent(t, p, ns, name, "DriftCorrected")
+			p.WaitEvent(t, ns, name, "DriftCorrected", wait)
 			waitContainer(t, p, ns, name, "with cores corrected", func(*v1alpha1.Container) bool {
 				g, _ := p.Sim.Guest(vmid)
 				return g.Config["cores"] == "2"
 			})
-			deleteAndWait(t, p, cr)
+			p.DeleteAndWait(t, cr, wait)
 			if _, ok := p.Sim.Guest(vmid); ok {
 				t.Error("the container survived the deletion")
 			}
@@ -112,7 +112,7 @@ func TestImportObserveOnly(t *testing.T) {
 	if cr.Status.Status.Node != node || cr.Status.Status.State != "running" {
 		t.Errorf("status %+v", cr.Status.Status)
 	}
-	deleteAndWait(t, p, cr)
+	p.DeleteAndWait(t, cr, wait)
 	g, ok := p.Sim.Guest(vmid)
 	if !ok || g.Config["description"] != "hand-made" || g.Config["cores"] != "3" {
 		t.Errorf("the imported container changed or went: %+v", g)
@@ -127,8 +127,8 @@ func TestDeletionProtection(t *testing.T) {
 	cr.Spec.DeletionProtection = true
 	create(t, p, cr)
 	cr = waitReady(t, p, ns, "kept")
-	vmid := vmidOf(t, cr)
-	deleteAndWait(t, p, cr)
+	vmid := providertest.VMIDOf(t, cr)
+	p.DeleteAndWait(t, cr, wait)
 	if g, ok := p.Sim.Guest(vmid); !ok || g.Status != "running" {
 		t.Errorf("the protected container is gone or stopped: %+v", g)
 	}
@@ -157,11 +157,11 @@ func TestExamplesBecomeReady(t *testing.T) {
 	}
 	t.Cleanup(func() {
 		for _, u := range objs {
-			deleteAndWait(t, p, u)
+			p.DeleteAndWait(t, u, wait)
 			// envtest runs no garbage collector: the connection Secrets
 			// the examples own would outlive them and refuse the next run.
 			if name, _, _ := unstructured.NestedString(u.Object, "spec", "writeConnectionSecretToRef", "name"); name != "" {
-				deleteAndWait(t, p, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: u.GetNamespace(), Name: name}})
+				p.DeleteAndWait(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: u.GetNamespace(), Name: name}}, wait)
 			}
 		}
 	})
@@ -236,5 +236,5 @@ func TestStateMetricsCountContainers(t *testing.T) {
 	}, func() string {
 		return fmt.Sprintf("no Container counted by crossplane_managed_resource_exists and _ready: %v", s.Select("crossplane_managed_resource_exists", nil))
 	})
-	deleteAndWait(t, p, cr)
+	p.DeleteAndWait(t, cr, wait)
 }

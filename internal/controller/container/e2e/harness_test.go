@@ -23,20 +23,12 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
-
-	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	"github.com/kubemox/provider-proxmox/internal/provider"
@@ -101,16 +93,8 @@ func setup(ctx context.Context, p *providertest.Harness) error {
 	if err := p.CreateTokenConnection(ctx, connName, tokenID, credNS, credName, "ct-token-secret"); err != nil {
 		return err
 	}
-	pc := &v1alpha1.ProxmoxConnection{ObjectMeta: metav1.ObjectMeta{Name: connName}}
-	deadline := time.Now().Add(wait)
-	for time.Now().Before(deadline) {
-		if err := p.Kube.Get(ctx, client.ObjectKeyFromObject(pc), pc); err == nil && pc.Status.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue {
-			h = p
-			return nil
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	return fmt.Errorf("ProxmoxConnection %s not Ready after %s", connName, wait)
+	h = p
+	return p.WaitConnectionReady(ctx, connName, wait)
 }
 
 func require(t *testing.T) *providertest.Harness {
@@ -158,46 +142,9 @@ func waitContainer(t *testing.T, p *providertest.Harness, ns, name, what string,
 	return cr
 }
 
-func ready(cr *v1alpha1.Container) bool {
-	return cr.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue && cr.GetCondition(xpv2.TypeSynced).Status == corev1.ConditionTrue
-}
+func ready(cr *v1alpha1.Container) bool { return providertest.ReadyAndSynced(cr) }
 
 func waitReady(t *testing.T, p *providertest.Harness, ns, name string) *v1alpha1.Container {
 	t.Helper()
 	return waitContainer(t, p, ns, name, "Ready and Synced", ready)
-}
-
-func vmidOf(t *testing.T, cr *v1alpha1.Container) int {
-	t.Helper()
-	id, err := strconv.Atoi(meta.GetExternalName(cr))
-	if err != nil {
-		t.Fatalf("external name %q is not a VMID", meta.GetExternalName(cr))
-	}
-	return id
-}
-
-// waitEvent waits for an event with reason about the named object.
-func waitEvent(t *testing.T, p *providertest.Harness, ns, name, reason string) {
-	t.Helper()
-	providertest.Eventually(t, wait, 250*time.Millisecond, func() bool {
-		l := &corev1.EventList{}
-		if err := p.Kube.List(context.Background(), l, client.InNamespace(ns)); err != nil {
-			return false
-		}
-		for _, e := range l.Items {
-			if e.InvolvedObject.Name == name && e.Reason == reason {
-				return true
-			}
-		}
-		return false
-	}, func() string { return fmt.Sprintf("no %s event for %s/%s after %s", reason, ns, name, wait) })
-}
-
-// deleteAndWait deletes obj and waits until the API server no longer has it.
-func deleteAndWait(t *testing.T, p *providertest.Harness, obj client.Object) {
-	t.Helper()
-	if err := p.Kube.Delete(context.Background(), obj); err != nil && !kerrors.IsNotFound(err) {
-		t.Fatalf("delete %s: %v", obj.GetName(), err)
-	}
-	p.WaitGone(t, obj, wait)
 }

@@ -47,3 +47,20 @@ func Simulator(t *testing.T, opts pvesim.Options, nodes ...string) (*pvesim.Serv
 	t.Cleanup(cl.Retire)
 	return sim, cl
 }
+
+// RootPassword is the password RootClient logs in with.
+const RootPassword = "root-s3cret"
+
+// RootClient is a client of sim logging in as root@pam with its password
+// (not a token): the one credential Proxmox VE lets import a disk from a
+// filesystem path.
+func RootClient(t *testing.T, sim *pvesim.Server) *pve.Client {
+	t.Helper()
+	sim.AddUser(pve.RootUser, RootPassword)
+	cl, err := pve.New(pve.Config{Endpoint: sim.URL(), Username: pve.RootUser, Password: RootPassword, CAPEM: sim.CAPEM()})
+	if err != nil {
+		t.Fatalf("root@pam client: %v", err)
+	}
+	t.Cleanup(cl.Retire)
+	return cl
+}

@@ -28,12 +28,8 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	"github.com/kubemox/provider-proxmox/internal/provider/providertest"
@@ -51,17 +47,7 @@ var pe providertest.BinaryEnv
 
 func TestMain(m *testing.M) { os.Exit(providertest.BinaryMain(m, &pe)) }
 
-func startProvider(t *testing.T) *providertest.Process {
-	t.Helper()
-	return providertest.StartProcess(t, pe.Binary, pe.Kubeconfig, "--poll=5s", "--metrics-bind-address=0", "--health-probe-bind-address=", "--debug")
-}
-
-type fixture struct {
-	kube client.Client
-	sim  *pvesim.Server
-	ns   string
-	conn string
-}
+type fixture struct{ *providertest.SimFixture }
 
 func newFixture(t *testing.T) *fixture { return newFixtureWith(t, pvesim.Options{}) }
 
@@ -72,12 +58,12 @@ func newFixtureWith(t *testing.T, opts pvesim.Options) *fixture {
 	if err := sf.Sim.AddTemplate(node, 9000, templateName); err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{kube: sf.Kube, sim: sf.Sim, ns: sf.Namespace, conn: sf.Connection}
+	return &fixture{sf}
 }
 
 func (f *fixture) vm(name string) *v1alpha1.VirtualMachine {
-	return &v1alpha1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: name}, Spec: v1alpha1.VirtualMachineSpec{
-		ResourceSpec: v1alpha1.ResourceSpec{ConnectionRef: &v1alpha1.ConnectionReference{Name: f.conn}},
+	return &v1alpha1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Namespace: f.Namespace, Name: name}, Spec: v1alpha1.VirtualMachineSpec{
+		ResourceSpec: v1alpha1.ResourceSpec{ConnectionRef: &v1alpha1.ConnectionReference{Name: f.Connection}},
 		Name:         name, NodeName: node,
 		Template: &v1alpha1.VirtualMachineCloneSpec{Name: templateName, VirtualMachineHardware: v1alpha1.VirtualMachineHardware{Cores: 2, Memory: 2048}},
 	}}
@@ -85,54 +71,21 @@ func (f *fixture) vm(name string) *v1alpha1.VirtualMachine {
 
 func (f *fixture) waitReady(t *testing.T, p *providertest.Process, name string) *v1alpha1.VirtualMachine {
 	t.Helper()
-	deadline := time.Now().Add(wait)
-	vm := &v1alpha1.VirtualMachine{}
-	for {
-		err := f.kube.Get(context.Background(), types.NamespacedName{Namespace: f.ns, Name: name}, vm)
-		if err == nil && vm.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue && vm.GetCondition(xpv2.TypeSynced).Status == corev1.ConditionTrue {
-			return vm
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s not Ready after %s: err %v annotations %v status %+v\nprovider log tail:\n%s", name, wait, err, vm.Annotations, vm.Status, p.Tail())
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
-}
-
-// waitFor polls cond until it holds, failing with the provider's log tail
-// after the test's deadline.
-func waitFor(t *testing.T, p *providertest.Process, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(wait)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("no %s after %s\nprovider log tail:\n%s", what, wait, p.Tail())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	vm := &v1alpha1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	f.WaitReady(t, p, vm, wait)
+	return vm
 }
 
 // assertOneVM checks the crash left exactly one VM: the template plus one
 // guest, carrying the marker of ns/name.
 func (f *fixture) assertOneVM(t *testing.T, name string) {
 	t.Helper()
-	if n := f.guestsMarked(name); n != 1 {
+	if n := len(providertest.MarkedGuests(f.Sim, f.Namespace, name)); n != 1 {
 		t.Errorf("%d guests carry the resource's marker, want 1", n)
 	}
-	if got := len(f.sim.Guests()); got != 2 {
+	if got := len(f.Sim.Guests()); got != 2 {
 		t.Errorf("guests = %d, want template + 1", got)
 	}
-}
-
-// guestsMarked counts the guests carrying the marker of ns/name.
-func (f *fixture) guestsMarked(name string) int {
-	n := 0
-	for _, g := range f.sim.Guests() {
-		if strings.Contains(g.Config["description"], "crossplane: "+f.ns+"/"+name+" uid=") {
-			n++
-		}
-	}
-	return n
 }
 
 // The provider dies while PVE has applied the clone but its answer has not
@@ -140,22 +93,11 @@ func (f *fixture) guestsMarked(name string) int {
 // before the call and makes no second one.
 func TestKilledWhileCloneResponseHeld(t *testing.T) {
 	f := newFixture(t)
-	hold := f.sim.HoldResponse("POST", "/nodes/*/qemu/*/clone")
-	p1 := startProvider(t)
-	if err := f.kube.Create(context.Background(), f.vm("held")); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-hold.Held():
-	case <-time.After(wait):
-		t.Fatalf("the clone request never arrived\nprovider log tail:\n%s", p1.Tail())
-	}
-	p1.Kill(t)
-	hold.Release()
-	if got := len(f.sim.Guests()); got != 2 {
+	f.KillWhileAnswerHeld(t, &pe, "POST", "/nodes/*/qemu/*/clone", f.vm("held"), wait)
+	if got := len(f.Sim.Guests()); got != 2 {
 		t.Fatalf("guests after the kill = %d, want template + 1", got)
 	}
-	p2 := startProvider(t)
+	p2 := pe.StartProvider(t)
 	vm := f.waitReady(t, p2, "held")
 	f.assertOneVM(t, "held")
 	if vm.Status.Status.State != "running" {
@@ -167,14 +109,14 @@ func TestKilledWhileCloneResponseHeld(t *testing.T) {
 // killed right after and restarted: still exactly one VM, Ready.
 func TestKilledAfterDroppedCloneResponse(t *testing.T) {
 	f := newFixture(t)
-	f.sim.DropAfterApply("POST", "/nodes/*/qemu/*/clone")
-	p1 := startProvider(t)
-	if err := f.kube.Create(context.Background(), f.vm("dropped")); err != nil {
+	f.Sim.DropAfterApply("POST", "/nodes/*/qemu/*/clone")
+	p1 := pe.StartProvider(t)
+	if err := f.Kube.Create(context.Background(), f.vm("dropped")); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, p1, "a clone applied", func() bool { return len(f.sim.Guests()) >= 2 })
+	p1.WaitFor(t, "a clone applied", wait, func() bool { return len(f.Sim.Guests()) >= 2 })
 	p1.Kill(t)
-	p2 := startProvider(t)
+	p2 := pe.StartProvider(t)
 	f.waitReady(t, p2, "dropped")
 	f.assertOneVM(t, "dropped")
 }
@@ -184,12 +126,12 @@ func TestKilledAfterDroppedCloneResponse(t *testing.T) {
 // it as its own, and never picks another VMID.
 func TestKilledWhileCloneTaskRuns(t *testing.T) {
 	f := newFixtureWith(t, pvesim.Options{TaskDurations: map[string]time.Duration{"qmclone": 4 * time.Second}})
-	p1 := startProvider(t)
-	if err := f.kube.Create(context.Background(), f.vm("slow")); err != nil {
+	p1 := pe.StartProvider(t)
+	if err := f.Kube.Create(context.Background(), f.vm("slow")); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, p1, "a clone under way", func() bool {
-		for _, g := range f.sim.Guests() {
+	p1.WaitFor(t, "a clone under way", wait, func() bool {
+		for _, g := range f.Sim.Guests() {
 			if g.Lock == "clone" {
 				return true
 			}
@@ -197,7 +139,7 @@ func TestKilledWhileCloneTaskRuns(t *testing.T) {
 		return false
 	})
 	p1.Kill(t)
-	p2 := startProvider(t)
+	p2 := pe.StartProvider(t)
 	f.waitReady(t, p2, "slow")
 	f.assertOneVM(t, "slow")
 }
@@ -209,21 +151,21 @@ func TestKilledWhileCloneTaskRuns(t *testing.T) {
 // guest. The restarted provider clones at that same VMID: one VM, Ready.
 func TestKilledBetweenVMIDStoredAndClone(t *testing.T) {
 	f := newFixture(t)
-	f.sim.SetFaults(pvesim.Faults{Rules: []pvesim.FaultRule{{
+	f.Sim.SetFaults(pvesim.Faults{Rules: []pvesim.FaultRule{{
 		Method: "POST", PathPattern: "/nodes/*/qemu/*/clone", Latency: time.Hour, ErrorRate: 1, Message: "never applied",
 	}}})
-	p1 := startProvider(t)
-	if err := f.kube.Create(context.Background(), f.vm("early")); err != nil {
+	p1 := pe.StartProvider(t)
+	if err := f.Kube.Create(context.Background(), f.vm("early")); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, p1, "the clone request", func() bool { return cloneRequests(f.sim) > 0 })
+	p1.WaitFor(t, "the clone request", wait, func() bool { return cloneRequests(f.Sim) > 0 })
 	p1.Kill(t)
 	// New requests go through; the parked one is answered 500, unapplied,
 	// when the simulator closes.
-	f.sim.SetFaults(pvesim.Faults{})
+	f.Sim.SetFaults(pvesim.Faults{})
 
 	stored := &v1alpha1.VirtualMachine{}
-	if err := f.kube.Get(context.Background(), types.NamespacedName{Namespace: f.ns, Name: "early"}, stored); err != nil {
+	if err := f.Kube.Get(context.Background(), types.NamespacedName{Namespace: f.Namespace, Name: "early"}, stored); err != nil {
 		t.Fatal(err)
 	}
 	vmid := stored.GetAnnotations()["crossplane.io/external-name"]
@@ -233,17 +175,17 @@ func TestKilledBetweenVMIDStoredAndClone(t *testing.T) {
 	if _, ok := stored.GetAnnotations()["crossplane.io/external-create-succeeded"]; ok {
 		t.Fatalf("create recorded as succeeded although the clone was never answered: %v", stored.GetAnnotations())
 	}
-	if got := len(f.sim.Guests()); got != 1 {
+	if got := len(f.Sim.Guests()); got != 1 {
 		t.Fatalf("guests after the kill = %d, want the template only", got)
 	}
 
-	p2 := startProvider(t)
+	p2 := pe.StartProvider(t)
 	vm := f.waitReady(t, p2, "early")
 	f.assertOneVM(t, "early")
 	if got := vm.GetAnnotations()["crossplane.io/external-name"]; got != vmid {
 		t.Errorf("external name = %s, want the VMID stored before the kill (%s)", got, vmid)
 	}
-	if _, ok := f.sim.Guest(mustAtoi(t, vmid)); !ok {
+	if _, ok := f.Sim.Guest(mustAtoi(t, vmid)); !ok {
 		t.Errorf("no guest at the stored VMID %s", vmid)
 	}
 }

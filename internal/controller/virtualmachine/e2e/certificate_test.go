@@ -163,7 +163,7 @@ func TestCustomCertificateInlineAndCertManager(t *testing.T) {
 	if msg := got.GetCondition(customcertificate.TypeInlinePrivateKey).Message; !strings.Contains(msg, "tlsSecretRef") || strings.Contains(msg, "PRIVATE KEY") {
 		t.Errorf("warning %q: want advice, never the key", msg)
 	}
-	hs.waitEvent(t, ns, "inline", "InlinePrivateKey")
+	hs.WaitEvent(t, ns, "inline", "InlinePrivateKey", wait)
 
 	cm := &v1alpha1.CustomCertificate{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "issued"}, Spec: v1alpha1.CustomCertificateSpec{
 		ResourceSpec:    v1alpha1.ResourceSpec{ConnectionRef: &v1alpha1.ConnectionReference{Name: connName}},
@@ -242,19 +242,7 @@ func TestCustomCertificateWithCertManager(t *testing.T) {
 	if err := hs.Kube.Create(ctx, cc); err != nil {
 		t.Fatal(err)
 	}
-	crt := &unstructured.Unstructured{}
-	crt.SetGroupVersionKind(schema.GroupVersionKind{Group: "cert-manager.io", Version: "v1", Kind: "Certificate"})
-	deadline := time.Now().Add(wait)
-	for {
-		err := hs.Kube.Get(ctx, types.NamespacedName{Namespace: ns, Name: "issued"}, crt)
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no cert-manager Certificate made: %v", err)
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
+	crt := waitCertificate(t, hs, ns, "issued", "made", func(*unstructured.Unstructured) bool { return true })
 	secretName, _, _ := unstructured.NestedString(crt.Object, "spec", "secretName")
 	issuer, _, _ := unstructured.NestedString(crt.Object, "spec", "issuerRef", "name")
 	if secretName != "issued-tls" || issuer != "ca" || len(crt.GetOwnerReferences()) != 1 || crt.GetOwnerReferences()[0].Name != "issued" {
@@ -269,8 +257,52 @@ func TestCustomCertificateWithCertManager(t *testing.T) {
 	}
 	fp, _ := pve.Fingerprint(issued)
 	waitFingerprint(t, hs, "othernode", fp, wait)
+
+	// A spec change writes the Certificate again, once per generation.
+	got := waitCC(t, hs, ns, "issued", "recorded the generation it wrote", func(c *v1alpha1.CustomCertificate) bool {
+		return c.Status.CertificateGeneration == c.Generation
+	})
+	got.Spec.CertManagerSpec.DNSNames = []string{"othernode.example", "pve2.example"}
+	if err := hs.Kube.Update(ctx, got); err != nil {
+		t.Fatal(err)
+	}
+	waitCertificate(t, hs, ns, "issued", "with the new dnsNames", func(c *unstructured.Unstructured) bool {
+		names, _, _ := unstructured.NestedStringSlice(c.Object, "spec", "dnsNames")
+		return len(names) == 2 && names[1] == "pve2.example"
+	})
+	// Certificate and Secret deleted by hand: the missing Secret makes the
+	// provider write the Certificate again, so cert-manager can issue anew.
+	if err := hs.Kube.Delete(ctx, crt); err != nil {
+		t.Fatal(err)
+	}
+	if err := hs.Kube.Delete(ctx, sec); err != nil {
+		t.Fatal(err)
+	}
+	waitCertificate(t, hs, ns, "issued", "written again after it was deleted", func(c *unstructured.Unstructured) bool {
+		return c.GetUID() != crt.GetUID()
+	})
+
 	if err := hs.Kube.Delete(ctx, cc); err != nil {
 		t.Fatal(err)
 	}
 	waitFingerprint(t, hs, "othernode", "", wait)
+}
+
+// waitCertificate waits for the cert-manager Certificate ns/name to exist
+// and satisfy cond.
+func waitCertificate(t *testing.T, hs *harness, ns, name, what string, cond func(*unstructured.Unstructured) bool) *unstructured.Unstructured {
+	t.Helper()
+	deadline := time.Now().Add(wait)
+	for {
+		c := &unstructured.Unstructured{}
+		c.SetGroupVersionKind(schema.GroupVersionKind{Group: "cert-manager.io", Version: "v1", Kind: "Certificate"})
+		err := hs.Kube.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, c)
+		if err == nil && cond(c) {
+			return c
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("cert-manager Certificate %s never %s: %v", name, what, err)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
 }

@@ -28,6 +28,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kubemox/provider-proxmox/internal/provider/providertest"
 )
 
 // The examples of the VirtualMachineSet, CustomCertificate and GuestImport
@@ -39,7 +41,7 @@ func TestSetCertificateAndImportExamplesBecomeReady(t *testing.T) {
 	ctx := context.Background()
 	// What the examples name: the template the set clones and the TLS Secret
 	// of the certificate. (The import's selector may match nothing here.)
-	if err := hs.Sim.AddTemplate(node, hs.freeVMID(t, 9100), "debian-12-cloudinit"); err != nil {
+	if err := hs.Sim.AddTemplate(node, providertest.FreeVMID(t, hs.Sim, 9100), "debian-12-cloudinit"); err != nil {
 		t.Fatal(err)
 	}
 	crt, key := selfSignedPair(t, node+".example")

@@ -23,20 +23,13 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
-
-	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	"github.com/kubemox/provider-proxmox/internal/provider"
@@ -147,20 +140,6 @@ func (hs *harness) namespace(t *testing.T) string {
 	return hs.Namespace(t, "vm-")
 }
 
-// freeVMID is the first VMID from start on which the simulator has no guest,
-// for tests that seed one: the simulator outlives a run, and -count=2 finds
-// the first run's guests.
-func (hs *harness) freeVMID(t *testing.T, start int) int {
-	t.Helper()
-	for id := start; id < start+1000; id++ {
-		if _, taken := hs.Sim.Guest(id); !taken {
-			return id
-		}
-	}
-	t.Fatalf("no free VMID in [%d, %d)", start, start+1000)
-	return 0
-}
-
 // cloneSpec is a VirtualMachine cloning the simulator's template.
 func cloneSpec(name string) v1alpha1.VirtualMachineSpec {
 	return v1alpha1.VirtualMachineSpec{
@@ -196,10 +175,7 @@ func (hs *harness) waitVM(t *testing.T, ns, name, what string, cond func(*v1alph
 	return vm
 }
 
-func ready(vm *v1alpha1.VirtualMachine) bool {
-	return vm.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue &&
-		vm.GetCondition(xpv2.TypeSynced).Status == corev1.ConditionTrue
-}
+func ready(vm *v1alpha1.VirtualMachine) bool { return providertest.ReadyAndSynced(vm) }
 
 func (hs *harness) waitReady(t *testing.T, ns, name string) *v1alpha1.VirtualMachine {
 	t.Helper()
@@ -209,61 +185,6 @@ func (hs *harness) waitReady(t *testing.T, ns, name string) *v1alpha1.VirtualMac
 func (hs *harness) waitGone(t *testing.T, ns, name string) {
 	t.Helper()
 	hs.WaitGone(t, &v1alpha1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}, wait)
-}
-
-func vmidOf(t *testing.T, vm *v1alpha1.VirtualMachine) int {
-	t.Helper()
-	id, err := strconv.Atoi(meta.GetExternalName(vm))
-	if err != nil {
-		t.Fatalf("external name %q is not a VMID", meta.GetExternalName(vm))
-	}
-	return id
-}
-
-// guestsOf returns the simulator's guests whose description carries vm's
-// marker.
-func (hs *harness) guestsOf(vm *v1alpha1.VirtualMachine) []pvesim.GuestView {
-	mark := "crossplane: " + vm.Namespace + "/" + vm.Name + " uid="
-	var out []pvesim.GuestView
-	for _, g := range hs.Sim.Guests() {
-		if strings.Contains(g.Config["description"], mark) {
-			out = append(out, g)
-		}
-	}
-	return out
-}
-
-// events returns the reasons of the events recorded for a VirtualMachine.
-func (hs *harness) events(t *testing.T, ns, name string) []corev1.Event {
-	t.Helper()
-	l := &corev1.EventList{}
-	if err := hs.Kube.List(context.Background(), l, client.InNamespace(ns)); err != nil {
-		t.Fatalf("list events: %v", err)
-	}
-	var out []corev1.Event
-	for _, e := range l.Items {
-		if name == "" || e.InvolvedObject.Name == name {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
-func (hs *harness) waitEvent(t *testing.T, ns, name, reason string) corev1.Event {
-	t.Helper()
-	var found corev1.Event
-	providertest.Eventually(t, wait, 250*time.Millisecond, func() bool {
-		for _, e := range hs.events(t, ns, name) {
-			if e.Reason == reason {
-				found = e
-				return true
-			}
-		}
-		return false
-	}, func() string {
-		return fmt.Sprintf("no %s event for %s/%s after %s", reason, ns, name, wait)
-	})
-	return found
 }
 
 func (hs *harness) delete(t *testing.T, vm *v1alpha1.VirtualMachine) {

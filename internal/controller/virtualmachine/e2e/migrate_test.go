@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
+	"github.com/kubemox/provider-proxmox/internal/provider/providertest"
 )
 
 // Changing spec.nodeName live-migrates the running VM: same VMID, same
@@ -36,14 +37,14 @@ func TestNodeNameChangeMigratesTheVM(t *testing.T) {
 	ns := hs.namespace(t)
 	vm := hs.create(t, &v1alpha1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "mover"}, Spec: cloneSpec("mover")})
 	vm = hs.waitReady(t, ns, vm.Name)
-	vmid := vmidOf(t, vm)
+	vmid := providertest.VMIDOf(t, vm)
 
 	patch := []byte(`{"spec":{"nodeName":"othernode"}}`)
 	if err := hs.Kube.Patch(context.Background(), vm, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		t.Fatal(err)
 	}
-	hs.waitEvent(t, ns, vm.Name, "Migrating")
-	hs.waitEvent(t, ns, vm.Name, "Migrated")
+	hs.WaitEvent(t, ns, vm.Name, "Migrating", wait)
+	hs.WaitEvent(t, ns, vm.Name, "Migrated", wait)
 	vm = hs.waitVM(t, ns, vm.Name, "migrated and Ready", func(v *v1alpha1.VirtualMachine) bool {
 		lm := v.Status.LastMigration
 		return ready(v) && lm != nil && lm.Result == v1alpha1.MigrationSucceeded && v.Status.Status.Node == "othernode"
@@ -51,7 +52,7 @@ func TestNodeNameChangeMigratesTheVM(t *testing.T) {
 	if g, _ := hs.Sim.Guest(vmid); g.Node != "othernode" || g.Status != "running" {
 		t.Errorf("VM %d on %s, %s; want running on othernode", vmid, g.Node, g.Status)
 	}
-	if got := vmidOf(t, vm); got != vmid {
+	if got := providertest.VMIDOf(t, vm); got != vmid {
 		t.Errorf("VMID changed from %d to %d", vmid, got)
 	}
 	if c := vm.GetCondition(v1alpha1.TypeMigrated); c.Status != corev1.ConditionTrue || !vm.Status.LastMigration.Online {

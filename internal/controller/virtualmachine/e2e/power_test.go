@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
+	"github.com/kubemox/provider-proxmox/internal/provider/providertest"
 )
 
 // A VM created with powerState Stopped is never started and is Ready
@@ -38,7 +39,7 @@ func TestPowerStateFollowsTheSpec(t *testing.T) {
 	spec.PowerState = v1alpha1.PowerStateStopped
 	vm := hs.create(t, &v1alpha1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "power"}, Spec: spec})
 	vm = hs.waitReady(t, ns, vm.Name)
-	vmid := vmidOf(t, vm)
+	vmid := providertest.VMIDOf(t, vm)
 	if g, _ := hs.Sim.Guest(vmid); g.Status != "stopped" {
 		t.Fatalf("a VM created with powerState Stopped is %s", g.Status)
 	}
@@ -47,11 +48,11 @@ func TestPowerStateFollowsTheSpec(t *testing.T) {
 	}
 
 	setPowerState(t, hs, ns, vm.Name, v1alpha1.PowerStateRunning)
-	hs.waitEvent(t, ns, vm.Name, "Started")
+	hs.WaitEvent(t, ns, vm.Name, "Started", wait)
 	waitGuestStatus(t, hs, vmid, "running")
 
 	setPowerState(t, hs, ns, vm.Name, v1alpha1.PowerStateStopped)
-	hs.waitEvent(t, ns, vm.Name, "ShuttingDown")
+	hs.WaitEvent(t, ns, vm.Name, "ShuttingDown", wait)
 	waitGuestStatus(t, hs, vmid, "stopped")
 	hs.waitVM(t, ns, vm.Name, "Ready and stopped", func(v *v1alpha1.VirtualMachine) bool {
 		return ready(v) && v.Status.Status.State == "stopped"

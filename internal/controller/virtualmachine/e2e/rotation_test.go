@@ -31,6 +31,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
+	"github.com/kubemox/provider-proxmox/internal/provider/providertest"
 	"github.com/kubemox/provider-proxmox/internal/pvesim"
 )
 
@@ -51,7 +52,7 @@ func TestRotationReobservesEveryVM(t *testing.T) {
 		hs.create(t, &v1alpha1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: cloneSpec(name)})
 	}
 	for i := 0; i < n; i++ {
-		vmids[strconv.Itoa(vmidOf(t, hs.waitReady(t, ns, fmt.Sprintf("rot-%d", i))))] = true
+		vmids[strconv.Itoa(providertest.VMIDOf(t, hs.waitReady(t, ns, fmt.Sprintf("rot-%d", i))))] = true
 	}
 	ctx := context.Background()
 	oldSecret, newSecret := currentSecret, currentSecret+"-rotated"

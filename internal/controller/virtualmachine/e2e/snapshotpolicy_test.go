@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
+	"github.com/kubemox/provider-proxmox/internal/provider/providertest"
 )
 
 // Deleting a policy whose snapshots go with it wakes the running controller
@@ -49,7 +50,7 @@ func TestDeletingASnapshotPolicyWakesItsController(t *testing.T) {
 		return controllerutil.ContainsFinalizer(got, "proxmox.alperen.cloud/snapshot-policy")
 	})
 	// A snapshot as one of the policy's runs makes it.
-	vmid := int32(hs.freeVMID(t, 760)) //nolint:gosec // VMIDs are below 1e9
+	vmid := int32(providertest.FreeVMID(t, hs.Sim, 760)) //nolint:gosec // VMIDs are below 1e9
 	snap := &v1alpha1.VirtualMachineSnapshot{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "nightly-run", Labels: map[string]string{
 		v1alpha1.LabelSnapshotPolicy: p.Name, v1alpha1.LabelSnapshotPolicyNamespace: ns, v1alpha1.LabelVirtualMachine: "gone",
 	}}, Spec: v1alpha1.VirtualMachineSnapshotSpec{VMID: &vmid, NodeName: node,

@@ -39,6 +39,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
+	"github.com/kubemox/provider-proxmox/internal/provider/providertest"
 	"github.com/kubemox/provider-proxmox/internal/pvesim"
 )
 
@@ -58,18 +59,18 @@ func TestSeedSample(t *testing.T) {
 		t.Fatalf("apply the seed sample: %v", err)
 	}
 	vm := hs.waitReady(t, u.GetNamespace(), u.GetName())
-	guests := hs.guestsOf(vm)
+	guests := providertest.MarkedGuests(hs.Sim, vm.Namespace, vm.Name)
 	if len(guests) != 1 {
 		t.Fatalf("guests with the sample's marker = %d, want 1", len(guests))
 	}
 	g := guests[0]
-	if g.Node != node || g.VMID != vmidOf(t, vm) || g.Status != "running" {
-		t.Errorf("guest %d on %s %s, want %d on %s running", g.VMID, g.Node, g.Status, vmidOf(t, vm), node)
+	if g.Node != node || g.VMID != providertest.VMIDOf(t, vm) || g.Status != "running" {
+		t.Errorf("guest %d on %s %s, want %d on %s running", g.VMID, g.Node, g.Status, providertest.VMIDOf(t, vm), node)
 	}
 	if g.Config["cores"] != "2" || g.Config["sockets"] != "1" || g.Config["memory"] != "4096" || !strings.Contains(g.Config["scsi0"], "size=60G") {
 		t.Errorf("hardware not as the sample asks: %v", g.Config)
 	}
-	hs.waitEvent(t, vm.Namespace, vm.Name, "CreatingFromScratch")
+	hs.WaitEvent(t, vm.Namespace, vm.Name, "CreatingFromScratch", wait)
 	if vm.Status.Status.Node != node || vm.Status.Status.State != "running" || int(vm.Status.Status.ID) != g.VMID {
 		t.Errorf("status.status = %+v", vm.Status.Status)
 	}
@@ -87,12 +88,12 @@ func TestCloneWithConnectionDetailsAndDelete(t *testing.T) {
 	spec.WriteConnectionSecretToReference = &xpv2.LocalSecretReference{Name: "web-conn"}
 	hs.create(t, &v1alpha1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"}, Spec: spec})
 	vm := hs.waitReady(t, ns, "web")
-	vmid := vmidOf(t, vm)
+	vmid := providertest.VMIDOf(t, vm)
 	g, ok := hs.Sim.Guest(vmid)
 	if !ok || g.Config["cores"] != "2" || g.Config["memory"] != "2048" || !strings.Contains(g.Config["scsi0"], "size=16G") {
 		t.Fatalf("clone not converged: %+v", g)
 	}
-	hs.waitEvent(t, ns, "web", "Cloning")
+	hs.WaitEvent(t, ns, "web", "Cloning", wait)
 	// The guest agent's first IPv4 reaches status and the connection details.
 	vm = hs.waitVM(t, ns, "web", "with an IP", func(v *v1alpha1.VirtualMachine) bool { return v.Status.Status.IPAddress != "" })
 	sec := &corev1.Secret{}
@@ -120,7 +121,7 @@ func TestCloneWithConnectionDetailsAndDelete(t *testing.T) {
 	if _, ok := hs.Sim.Guest(vmid); ok {
 		t.Error("guest survived the deletion")
 	}
-	hs.waitEvent(t, ns, "web", "Deleting")
+	hs.WaitEvent(t, ns, "web", "Deleting", wait)
 }
 
 func keysOf(m map[string][]byte) []string {
@@ -154,7 +155,7 @@ func TestScratchWithCloudInitPasswordFromSecret(t *testing.T) {
 		},
 	}})
 	vm = hs.waitReady(t, ns, vm.Name)
-	g, _ := hs.Sim.Guest(vmidOf(t, vm))
+	g, _ := hs.Sim.Guest(providertest.VMIDOf(t, vm))
 	if g.Config["ciuser"] != "ops" || g.Config["ipconfig0"] != "ip=192.0.2.10/24,gw=192.0.2.1" || g.Config["searchdomain"] != "example.org" {
 		t.Errorf("cloud-init not configured: %v", g.Config)
 	}
@@ -202,7 +203,7 @@ func TestDriftCorrected(t *testing.T) {
 	ns := hs.namespace(t)
 	vm := hs.create(t, &v1alpha1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "drift"}, Spec: cloneSpec("drift")})
 	vm = hs.waitReady(t, ns, vm.Name)
-	vmid := vmidOf(t, vm)
+	vmid := providertest.VMIDOf(t, vm)
 	g, _ := hs.Sim.Guest(vmid)
 	mac := strings.TrimPrefix(strings.Split(g.Config["net0"], ",")[0], "virtio=")
 	for k, v := range map[string]string{"cores": "1", "net0": "virtio=" + mac + ",bridge=vmbr7,firewall=1"} {
@@ -213,7 +214,7 @@ func TestDriftCorrected(t *testing.T) {
 	if err := hs.Sim.SetGuestStatus(vmid, "stopped"); err != nil {
 		t.Fatal(err)
 	}
-	e := hs.waitEvent(t, ns, vm.Name, "DriftCorrected")
+	e := hs.WaitEvent(t, ns, vm.Name, "DriftCorrected", wait)
 	if e.Type != corev1.EventTypeWarning || !strings.Contains(e.Message, "cores") || !strings.Contains(e.Message, "net0") {
 		t.Errorf("drift event = %s %q", e.Type, e.Message)
 	}
@@ -232,7 +233,7 @@ func TestDriftCorrected(t *testing.T) {
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
-	hs.waitEvent(t, ns, vm.Name, "Started")
+	hs.WaitEvent(t, ns, vm.Name, "Started", wait)
 }
 
 func TestDeletionProtectionKeepsTheVM(t *testing.T) {
@@ -242,7 +243,7 @@ func TestDeletionProtectionKeepsTheVM(t *testing.T) {
 	spec.DeletionProtection = true
 	vm := hs.create(t, &v1alpha1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "keep"}, Spec: spec})
 	vm = hs.waitReady(t, ns, vm.Name)
-	vmid := vmidOf(t, vm)
+	vmid := providertest.VMIDOf(t, vm)
 	hs.delete(t, vm)
 	hs.waitGone(t, ns, vm.Name)
 	if g, ok := hs.Sim.Guest(vmid); !ok || g.Status != "running" {
@@ -258,7 +259,7 @@ func TestImportObserveOnly(t *testing.T) {
 	cfg := map[string]string{"name": "legacy", "cores": "3", "memory": "1024", "net0": "virtio,bridge=vmbr0", "description": "hand made"}
 	// The guest outlives the test (an Observe-only resource leaves it), so
 	// a second run (-count=2) imports another one.
-	vmid := hs.freeVMID(t, 700)
+	vmid := providertest.FreeVMID(t, hs.Sim, 700)
 	if err := hs.Sim.AddGuest(pvesim.GuestSeed{Kind: "qemu", Node: node, VMID: vmid, Config: cfg, Running: true}); err != nil {
 		t.Fatal(err)
 	}
@@ -345,11 +346,11 @@ func TestFiftyParallelClones(t *testing.T) {
 	}
 	for i := range l.Items {
 		vm := &l.Items[i]
-		if other, dup := vmids[vmidOf(t, vm)]; dup {
-			t.Errorf("%s and %s share VMID %d", vm.Name, other, vmidOf(t, vm))
+		if other, dup := vmids[providertest.VMIDOf(t, vm)]; dup {
+			t.Errorf("%s and %s share VMID %d", vm.Name, other, providertest.VMIDOf(t, vm))
 		}
-		vmids[vmidOf(t, vm)] = vm.Name
-		if got := len(hs.guestsOf(vm)); got != 1 {
+		vmids[providertest.VMIDOf(t, vm)] = vm.Name
+		if got := len(providertest.MarkedGuests(hs.Sim, vm.Namespace, vm.Name)); got != 1 {
 			t.Errorf("%s: %d guests carry its marker, want 1", vm.Name, got)
 		}
 	}
@@ -362,7 +363,7 @@ func TestReconcileModeWatchOnly(t *testing.T) {
 	ns := hs.namespace(t)
 	vm := hs.create(t, &v1alpha1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "watch"}, Spec: cloneSpec("watch")})
 	vm = hs.waitReady(t, ns, vm.Name)
-	vmid := vmidOf(t, vm)
+	vmid := providertest.VMIDOf(t, vm)
 	setMode := func(mode string) {
 		t.Helper()
 		cur := &v1alpha1.VirtualMachine{}
@@ -445,12 +446,12 @@ func TestParallelClonesThroughLocksAndRaces(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range l.Items {
-		if got := len(hs.guestsOf(&l.Items[i])); got != 1 {
+		if got := len(providertest.MarkedGuests(hs.Sim, l.Items[i].Namespace, l.Items[i].Name)); got != 1 {
 			t.Errorf("%s: %d guests carry its marker, want 1", l.Items[i].Name, got)
 		}
 	}
 	counts := map[string]int{}
-	for _, e := range hs.events(t, ns, "") {
+	for _, e := range hs.Events(t, ns, "") {
 		counts[e.Reason] += int(e.Count)
 	}
 	t.Logf("lock answers retried: %d; lost VMID races retried: %d", counts["SourceBusy"], counts["VMIDTaken"])

@@ -36,6 +36,7 @@ import (
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	"github.com/kubemox/provider-proxmox/internal/controller/virtualmachineset"
+	"github.com/kubemox/provider-proxmox/internal/provider/providertest"
 	"github.com/kubemox/provider-proxmox/internal/pvesim"
 )
 
@@ -61,7 +62,7 @@ func TestVirtualMachineSet(t *testing.T) {
 		if !metav1.IsControlledBy(vm, set) || vm.Labels[virtualmachineset.LabelSet] != "web" || vm.Spec.Name != vm.Name {
 			t.Errorf("%s: owner %v, labels %v, name %q", vm.Name, vm.OwnerReferences, vm.Labels, vm.Spec.Name)
 		}
-		vmids[vm.Name] = vmidOf(t, vm)
+		vmids[vm.Name] = providertest.VMIDOf(t, vm)
 	}
 
 	// kubectl scale goes through the scale subresource.
@@ -92,7 +93,7 @@ func TestVirtualMachineSet(t *testing.T) {
 			}
 			time.Sleep(250 * time.Millisecond)
 		}
-		if vm := hs.waitReady(t, ns, name); vmidOf(t, vm) != vmid {
+		if vm := hs.waitReady(t, ns, name); providertest.VMIDOf(t, vm) != vmid {
 			t.Errorf("%s was recreated", name)
 		}
 	}
@@ -104,7 +105,7 @@ func TestVirtualMachineSet(t *testing.T) {
 		return c.Status == corev1.ConditionTrue && s.Status.Replicas == 3
 	})
 	web2 := hs.waitReady(t, ns, "web-2")
-	vmid2 := vmidOf(t, web2)
+	vmid2 := providertest.VMIDOf(t, web2)
 	patchSet(t, hs, ns, "web", `{"spec":{"deletionProtection":false}}`)
 	waitSet(t, hs, ns, "web", "scaled down to 1", func(s *v1alpha1.VirtualMachineSet) bool {
 		return s.Status.Replicas == 1 && s.Status.ReadyReplicas == 1 &&
@@ -155,7 +156,7 @@ func TestVirtualMachineSetAdoptsInObserveMode(t *testing.T) {
 	vmids := make([]int, 0, 2)
 	before := make([]string, 0, 2)
 	for i := range 2 {
-		vmid := hs.freeVMID(t, 720+i*10)
+		vmid := providertest.FreeVMID(t, hs.Sim, 720+i*10)
 		cfg := map[string]string{"name": "legacy-" + strconv.Itoa(i), "cores": "1", "memory": "512", "net0": "virtio,bridge=vmbr0"}
 		if err := hs.Sim.AddGuest(pvesim.GuestSeed{Kind: "qemu", Node: node, VMID: vmid, Config: cfg, Running: true}); err != nil {
 			t.Fatal(err)
@@ -178,11 +179,11 @@ func TestVirtualMachineSetAdoptsInObserveMode(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitSet(t, hs, ns, "legacy", "2 Ready replicas adopted", func(s *v1alpha1.VirtualMachineSet) bool { return s.Status.ReadyReplicas == 2 })
-	hs.waitEvent(t, ns, "legacy", "AdoptedVM")
+	hs.WaitEvent(t, ns, "legacy", "AdoptedVM", wait)
 	for i, vmid := range vmids {
 		vm := hs.waitReady(t, ns, "legacy-"+strconv.Itoa(i))
-		if !metav1.IsControlledBy(vm, set) || vm.Labels[virtualmachineset.LabelSet] != "legacy" || vmidOf(t, vm) != vmid {
-			t.Errorf("%s: owners %v, labels %v, VMID %d; want adopted with VMID %d", vm.Name, vm.OwnerReferences, vm.Labels, vmidOf(t, vm), vmid)
+		if !metav1.IsControlledBy(vm, set) || vm.Labels[virtualmachineset.LabelSet] != "legacy" || providertest.VMIDOf(t, vm) != vmid {
+			t.Errorf("%s: owners %v, labels %v, VMID %d; want adopted with VMID %d", vm.Name, vm.OwnerReferences, vm.Labels, providertest.VMIDOf(t, vm), vmid)
 		}
 	}
 	time.Sleep(3 * time.Second) // any write would follow the adoption at once

@@ -34,6 +34,9 @@ func TestExamples(t *testing.T) {
 	if !ok || !taken.VMState || taken.Description != "before the kernel upgrade" {
 		t.Fatalf("PVE's snapshot = %+v (found %v), want pre-upgrade with RAM and the example's description", taken, ok)
 	}
+	if want := vm.GetProviderConfigReference().Name; s.Status.ConnectionName != want {
+		t.Errorf("status.connectionName = %q, want the VM's connection %q", s.Status.ConnectionName, want)
+	}
 	if int(s.Status.VMID) != vmid || s.Status.SnapTime == nil || !s.Status.VMState || s.Status.Status != "Created" || meta.GetExternalName(s) != "pre-upgrade" {
 		t.Errorf("status = %+v, external name %q", s.Status, meta.GetExternalName(s))
 	}

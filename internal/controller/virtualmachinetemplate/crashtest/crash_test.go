@@ -21,16 +21,10 @@ limitations under the License.
 package crashtest
 
 import (
-	"context"
 	"os"
 	"strings"
 	"testing"
 	"time"
-
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
-
-	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	"github.com/kubemox/provider-proxmox/internal/provider/providertest"
@@ -46,11 +40,6 @@ const (
 var pe providertest.BinaryEnv
 
 func TestMain(m *testing.M) { os.Exit(providertest.BinaryMain(m, &pe)) }
-
-func startProvider(t *testing.T) *providertest.Process {
-	t.Helper()
-	return providertest.StartProcess(t, pe.Binary, pe.Kubeconfig, "--poll=5s", "--metrics-bind-address=0", "--health-probe-bind-address=", "--debug")
-}
 
 func template(f *providertest.SimFixture) *v1alpha1.VirtualMachineTemplate {
 	cr := &v1alpha1.VirtualMachineTemplate{}
@@ -79,22 +68,6 @@ func assertOneTemplate(t *testing.T, f *providertest.SimFixture) {
 	}
 }
 
-func waitReady(t *testing.T, f *providertest.SimFixture, p *providertest.Process) {
-	t.Helper()
-	deadline := time.Now().Add(wait)
-	cr := &v1alpha1.VirtualMachineTemplate{}
-	for {
-		err := f.Kube.Get(context.Background(), types.NamespacedName{Namespace: f.Namespace, Name: "tmpl"}, cr)
-		if err == nil && cr.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not Ready after %s: err %v status %+v\nprovider log tail:\n%s", wait, err, cr.Status, p.Tail())
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
-}
-
 // The provider dies at each step of the build after Proxmox VE applied the
 // step and before its answer arrived: the restarted provider finds the VM
 // at the VMID recorded before the call, by its marker, and finishes the
@@ -116,20 +89,9 @@ func TestKilledInTheMiddleOfTheBuild(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			f := pe.NewSimFixture(t, "vmt-crash", pvesim.Options{Nodes: []string{node}})
-			hold := f.Sim.HoldResponse(tc.method, tc.path)
-			p1 := startProvider(t)
-			if err := f.Kube.Create(context.Background(), template(f)); err != nil {
-				t.Fatal(err)
-			}
-			select {
-			case <-hold.Held():
-			case <-time.After(wait):
-				t.Fatalf("%s\nthe request never arrived\nprovider log tail:\n%s", tc.reason, p1.Tail())
-			}
-			p1.Kill(t)
-			hold.Release()
-			p2 := startProvider(t)
-			waitReady(t, f, p2)
+			f.KillWhileAnswerHeld(t, &pe, tc.method, tc.path, template(f), wait)
+			p2 := pe.StartProvider(t)
+			f.WaitReady(t, p2, template(f), wait)
 			assertOneTemplate(t, f)
 		})
 	}

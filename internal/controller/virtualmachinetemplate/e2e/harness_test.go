@@ -28,9 +28,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	"github.com/kubemox/provider-proxmox/internal/provider"
@@ -47,6 +46,13 @@ const (
 	credNS   = "kubemox"
 	credName = "proxmox-credentials"
 	secret   = "vmt-token-secret"
+	// rootConnName logs in as root@pam with its password, the one
+	// credential that may import a disk from a file path.
+	rootConnName = "root-password-connection"
+	rootPassword = "vmt-root-password"
+	// noImport is a storage configured without import content (as before
+	// PVE 8.2).
+	noImport = "nas"
 )
 
 var (
@@ -57,7 +63,7 @@ var (
 func TestMain(m *testing.M) {
 	o := providertest.Options{
 		Provider: provider.Options{PollInterval: 20 * time.Second, MaxReconcileRate: 10, EnableManagementPolicies: true},
-		Sim: pvesim.Options{Nodes: []string{node}, TaskDurations: map[string]time.Duration{
+		Sim: pvesim.Options{Nodes: []string{node}, SharedStorage: noImport, TaskDurations: map[string]time.Duration{
 			"download": 300 * time.Millisecond, "qmcreate": 300 * time.Millisecond, "qmtemplate": 200 * time.Millisecond,
 		}},
 	}
@@ -69,8 +75,35 @@ func setup(ctx context.Context, p *providertest.Harness) error {
 	if err := p.CreateTokenConnection(ctx, connName, tokenID, credNS, credName, secret); err != nil {
 		return err
 	}
+	if err := p.Sim.SetStorageContent(noImport, "images", "iso", "vztmpl", "backup"); err != nil {
+		return err
+	}
+	if err := createRootConnection(ctx, p); err != nil {
+		return err
+	}
 	h = p
+	if err := p.WaitConnectionReady(ctx, rootConnName, wait); err != nil {
+		return err
+	}
 	return p.WaitConnectionReady(ctx, connName, wait)
+}
+
+// createRootConnection creates rootConnName, logging in as root@pam with
+// the password from a Secret.
+func createRootConnection(ctx context.Context, p *providertest.Harness) error {
+	p.Sim.AddUser("root@pam", rootPassword)
+	for _, o := range []client.Object{
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: credNS, Name: "root-password"}, StringData: map[string]string{"password": rootPassword}},
+		&v1alpha1.ProxmoxConnection{ObjectMeta: metav1.ObjectMeta{Name: rootConnName}, Spec: v1alpha1.ProxmoxConnectionSpec{
+			Endpoint: p.Sim.URL(), Username: "root@pam", CABundle: string(p.Sim.CAPEM()),
+			PasswordFrom: &v1alpha1.SecretKeySelector{Name: "root-password", Namespace: credNS, Key: "password"},
+		}},
+	} {
+		if err := p.Kube.Create(ctx, o); err != nil && !kerrors.IsAlreadyExists(err) {
+			return err
+		}
+	}
+	return nil
 }
 
 func require(t *testing.T) *providertest.Harness {
@@ -108,13 +141,6 @@ func remove(t *testing.T, cr client.Object) {
 	if err := h.Kube.Delete(context.Background(), cr); err != nil && !kerrors.IsNotFound(err) {
 		t.Fatalf("delete %s: %v", cr.GetName(), err)
 	}
-}
-
-func ready(c interface {
-	GetCondition(xpv2.ConditionType) xpv2.Condition
-}) bool {
-	return c.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue &&
-		c.GetCondition(xpv2.TypeSynced).Status == corev1.ConditionTrue
 }
 
 // guestNamed returns the simulator's guest with that name.

@@ -34,6 +34,7 @@ import (
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	"github.com/kubemox/provider-proxmox/internal/controller/virtualmachinetemplate"
+	"github.com/kubemox/provider-proxmox/internal/provider/providertest"
 )
 
 // A template is built from its cloud image: the image downloaded by a
@@ -45,7 +46,7 @@ func TestBuildAndDelete(t *testing.T) {
 	ns := h.Namespace(t, "vmt-")
 	cr := template(ns)
 	create(t, cr)
-	h.WaitFor(t, cr, "Ready", wait, func() bool { return ready(cr) })
+	h.WaitFor(t, cr, "Ready", wait, func() bool { return providertest.ReadyAndSynced(cr) })
 
 	g, ok := guestNamed(ns)
 	if !ok {
@@ -66,7 +67,7 @@ func TestBuildAndDelete(t *testing.T) {
 	sdu := &v1alpha1.StorageDownloadURL{}
 	sdu.SetNamespace(ns)
 	sdu.SetName("tmpl-image")
-	h.WaitFor(t, sdu, "Ready", wait, func() bool { return ready(sdu) })
+	h.WaitFor(t, sdu, "Ready", wait, func() bool { return providertest.ReadyAndSynced(sdu) })
 	if owner := sdu.GetOwnerReferences(); len(owner) != 1 || owner[0].Name != cr.Name || owner[0].Kind != "VirtualMachineTemplate" {
 		t.Errorf("StorageDownloadURL owners %+v, want the template", owner)
 	}
@@ -97,11 +98,11 @@ func TestISOImageConvertedToImport(t *testing.T) {
 	cr := template(ns)
 	cr.Spec.ImageConfig.Content, cr.Spec.ImageConfig.Filename = "iso", ns+".img"
 	create(t, cr)
-	h.WaitFor(t, cr, "Ready", wait, func() bool { return ready(cr) })
+	h.WaitFor(t, cr, "Ready", wait, func() bool { return providertest.ReadyAndSynced(cr) })
 	sdu := &v1alpha1.StorageDownloadURL{}
 	sdu.SetNamespace(ns)
 	sdu.SetName("tmpl-image")
-	h.WaitFor(t, sdu, "Ready", wait, func() bool { return ready(sdu) })
+	h.WaitFor(t, sdu, "Ready", wait, func() bool { return providertest.ReadyAndSynced(sdu) })
 	if sdu.Spec.Content != "import" || sdu.Spec.Filename != ns+".qcow2" {
 		t.Errorf("image downloaded as %s %s, want import %s.qcow2", sdu.Spec.Content, sdu.Spec.Filename, ns)
 	}
@@ -121,7 +122,7 @@ func TestDeleteRefusedWhileLinkedClonesUseIt(t *testing.T) {
 	ns := h.Namespace(t, "vmt-linked-")
 	cr := template(ns)
 	create(t, cr)
-	h.WaitFor(t, cr, "Ready", wait, func() bool { return ready(cr) })
+	h.WaitFor(t, cr, "Ready", wait, func() bool { return providertest.ReadyAndSynced(cr) })
 	vmid, _ := strconv.Atoi(meta.GetExternalName(cr))
 
 	vm := &v1alpha1.VirtualMachine{}
@@ -135,7 +136,7 @@ func TestDeleteRefusedWhileLinkedClonesUseIt(t *testing.T) {
 		Template: &v1alpha1.VirtualMachineCloneSpec{TemplateRef: &v1alpha1.TemplateReference{Name: cr.Name}, FullClone: &full},
 	}
 	create(t, vm)
-	h.WaitFor(t, vm, "Ready", wait, func() bool { return ready(vm) })
+	h.WaitFor(t, vm, "Ready", wait, func() bool { return providertest.ReadyAndSynced(vm) })
 
 	remove(t, cr)
 	h.WaitFor(t, cr, "refused by Proxmox VE", wait, func() bool {
@@ -155,12 +156,8 @@ func TestDeleteRefusedWhileLinkedClonesUseIt(t *testing.T) {
 
 func hasEvent(t *testing.T, ns, name, reason string) bool {
 	t.Helper()
-	l := &corev1.EventList{}
-	if err := h.Kube.List(context.Background(), l); err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range l.Items {
-		if e.InvolvedObject.Namespace == ns && e.InvolvedObject.Name == name && e.Reason == reason {
+	for _, e := range h.Events(t, ns, name) {
+		if e.Reason == reason {
 			return true
 		}
 	}
