@@ -59,6 +59,8 @@ type settings struct {
 	concurrent int32
 	// logRequests makes the simulator keep its request log (rotation).
 	logRequests bool
+	// simSeed seeds the simulator's fault dice and clone run times (soak); 0 lets it pick.
+	simSeed uint64
 }
 
 func (s settings) String() string {
@@ -79,6 +81,7 @@ func (s settings) simOptions() pvesim.Options {
 		TaskDurationsMax: map[string]time.Duration{"qmclone": s.cloneMax},
 		ResourcesLag:     s.lag,
 		LogRequests:      s.logRequests,
+		Seed:             s.simSeed,
 	}
 }
 

@@ -58,6 +58,10 @@ func soak(ctx context.Context, s settings, cycles, kills int, seed int64) error 
 		seed = time.Now().UnixNano()
 	}
 	rng := rand.New(rand.NewPCG(uint64(seed), uint64(seed>>1))) //nolint:gosec // a replayable schedule, not a secret
+	// The same seed drives the simulator's fault dice and clone run times, so a replay
+	// draws the same hits in the same order (which request meets which draw still
+	// depends on timing).
+	s.simSeed = uint64(seed)
 	w, err := newWorld(s)
 	if err != nil {
 		return err
@@ -77,8 +81,8 @@ func soak(ctx context.Context, s settings, cycles, kills int, seed int64) error 
 	if err := w.tokenConnection(ctx, soakNS, "root@pam!soak", "soak-secret-1"); err != nil {
 		return err
 	}
-	fmt.Printf("soak: seed %d; %d create/update/delete cycles (%d at once, every %dth keeps its VM), %d provider SIGKILLs; faults: 10%% of requests 5xx, 5%% delayed %s, 5%% of tasks fail; %s\n",
-		seed, cycles, soakWorkers, soakKeepEvery, kills, pastClientTimeout, s)
+	fmt.Printf("soak: seed %d (the simulator's fault dice: %d); %d create/update/delete cycles (%d at once, every %dth keeps its VM), %d provider SIGKILLs; faults: 10%% of requests 5xx, 5%% delayed %s, 5%% of tasks fail; %s\n",
+		seed, w.sim.Seed(), cycles, soakWorkers, soakKeepEvery, kills, pastClientTimeout, s)
 	w.sim.SetFaults(pvesim.Faults{Rules: []pvesim.FaultRule{{
 		ErrorRate: 0.1, Status: 500, Message: "simulated failure",
 		Latency: pastClientTimeout, LatencyRate: 0.05,

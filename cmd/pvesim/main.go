@@ -28,6 +28,7 @@ type config struct {
 	nodes, sharedStorage, caOut, stateFile, connName, connNamespace                       string
 	listen, users, tokens, templates, ctTemplates, ostemplates, isos, durations, tlsHosts listFlag
 	resourcesLag, agentDelay, authFailDelay                                               time.Duration
+	seed                                                                                  uint64
 }
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
@@ -48,6 +49,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&c.resourcesLag, "resources-lag", 0, "lag of status/name/uptime/template in /cluster/resources (PVE ~10s)")
 	fs.DurationVar(&c.agentDelay, "agent-start-delay", 0, "time after a start before the guest agent answers")
 	fs.DurationVar(&c.authFailDelay, "auth-fail-delay", 0, "delay of every 401 (PVE uses 3s)")
+	fs.Uint64Var(&c.seed, "seed", 0, "seed of the fault dice and task run-time spread (0 picks one; GET /_sim/state shows it)")
 	fs.StringVar(&c.caOut, "ca-out", "", "write the CA certificate (PEM) to this file")
 	fs.StringVar(&c.stateFile, "state", "", "persist guests, volumes, users and tokens in this JSON file")
 	fs.StringVar(&c.connName, "connection-name", "pvesim", "name of the printed ProxmoxConnection")
@@ -93,7 +95,7 @@ func start(args []string, stdout, stderr io.Writer) (*pvesim.Server, error) {
 	sim, err := pvesim.Start(pvesim.Options{
 		Nodes: splitComma(c.nodes), SharedStorage: c.sharedStorage, TaskDurations: durations,
 		ResourcesLag: c.resourcesLag, AgentStartDelay: c.agentDelay, AuthFailDelay: c.authFailDelay,
-		Listen: c.listen[0], ExtraListen: c.listen[1:], StateFile: c.stateFile, TLSHosts: c.tlsHosts,
+		Listen: c.listen[0], ExtraListen: c.listen[1:], StateFile: c.stateFile, TLSHosts: c.tlsHosts, Seed: c.seed,
 	})
 	if err != nil {
 		return nil, err

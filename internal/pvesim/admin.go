@@ -123,10 +123,12 @@ type adminStateView struct {
 	Tasks    []adminTask    `json:"tasks"`
 	Locks    map[int]string `json:"locks"`
 	Counters Counters       `json:"counters"`
+	// Seed is the seed of the fault dice in use, for a replay.
+	Seed uint64 `json:"seed"`
 }
 
 func (s *Server) adminState() adminStateView {
-	v := adminStateView{Guests: s.Guests(), Locks: map[int]string{}, Counters: s.Counters()}
+	v := adminStateView{Guests: s.Guests(), Locks: map[int]string{}, Counters: s.Counters(), Seed: s.Seed()}
 	for _, g := range v.Guests {
 		if g.Lock != "" {
 			v.Locks[g.VMID] = g.Lock
@@ -155,6 +157,8 @@ type adminOneShot struct {
 }
 
 type adminFaultsBody struct {
+	// Seed, when not 0, restarts the simulator's randomness (see Faults.Seed).
+	Seed  uint64           `json:"seed,omitempty"`
 	Rules []adminFaultRule `json:"rules"`
 	Drops []adminOneShot   `json:"drops,omitempty"`
 	Holds []adminOneShot   `json:"holds,omitempty"`
@@ -194,7 +198,7 @@ func (s *Server) adminFaults(hr *http.Request) (adminFaultsResult, error) {
 
 // faults converts the rules, parsing their human-readable latencies.
 func (body adminFaultsBody) faults() (Faults, error) {
-	f := Faults{}
+	f := Faults{Seed: body.Seed}
 	for _, r := range body.Rules {
 		rule := r.FaultRule
 		if r.Latency != "" {

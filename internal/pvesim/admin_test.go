@@ -182,3 +182,66 @@ func TestFaultLatencyRate(t *testing.T) {
 		t.Errorf("%d of %d requests delayed with LatencyRate 0.5", slow, calls)
 	}
 }
+
+// faultPattern calls GET /version n times under a 50% error rule and returns which failed.
+func faultPattern(t *testing.T, sim *pvesim.Server, n int) string {
+	t.Helper()
+	c := tokenClient(t, sim)
+	var b strings.Builder
+	for range n {
+		if _, err := c.Version(testCtx(t)); err != nil {
+			b.WriteByte('x')
+		} else {
+			b.WriteByte('.')
+		}
+	}
+	return b.String()
+}
+
+// The fault dice are seeded: the same seed, given as an Option or in PUT /_sim/faults,
+// draws the same hits, so a soak failure can be replayed; another seed draws others.
+func TestFaultSeedReplaysTheSameDraws(t *testing.T) {
+	const calls = 40
+	rule := pvesim.FaultRule{Method: "GET", PathPattern: "/version", ErrorRate: 0.5}
+
+	byOption := startSim(t, pvesim.Options{Seed: 42})
+	if got := byOption.Seed(); got != 42 {
+		t.Fatalf("Seed() = %d, want 42", got)
+	}
+	byOption.SetFaults(pvesim.Faults{Rules: []pvesim.FaultRule{rule}})
+	want := faultPattern(t, byOption, calls)
+	if !strings.Contains(want, "x") || !strings.Contains(want, ".") {
+		t.Fatalf("a 50%% rule hit all or none of %d requests: %s", calls, want)
+	}
+
+	byAdmin := startSim(t, pvesim.Options{})
+	res := adminCall(t, byAdmin, http.MethodPut, "/_sim/faults",
+		`{"seed":42,"rules":[{"method":"GET","pathPattern":"/version","errorRate":0.5}]}`)
+	if res.Status != http.StatusOK {
+		t.Fatalf("set faults: %d %s", res.Status, res.message())
+	}
+	var state struct {
+		Seed uint64 `json:"seed"`
+	}
+	decodeData(t, adminCall(t, byAdmin, http.MethodGet, "/_sim/state", ""), &state)
+	if state.Seed != 42 {
+		t.Fatalf("GET /_sim/state seed = %d, want 42", state.Seed)
+	}
+	if got := faultPattern(t, byAdmin, calls); got != want {
+		t.Errorf("seed 42 through the admin API drew\n%s\nnot, as through Options,\n%s", got, want)
+	}
+
+	other := startSim(t, pvesim.Options{Seed: 43})
+	other.SetFaults(pvesim.Faults{Rules: []pvesim.FaultRule{rule}})
+	if got := faultPattern(t, other, calls); got == want {
+		t.Errorf("seeds 42 and 43 drew the same %d hits: %s", calls, got)
+	}
+}
+
+// Without a seed the simulator picks one and reports it.
+func TestUnseededSimulatorReportsItsSeed(t *testing.T) {
+	sim := startSim(t, pvesim.Options{})
+	if sim.Seed() == 0 {
+		t.Fatal("Seed() is 0: a run without a seed could not be replayed")
+	}
+}

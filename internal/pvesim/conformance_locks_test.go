@@ -1,6 +1,8 @@
 package pvesim_test
 
 import (
+	"net/http"
+	"strconv"
 	"testing"
 	"time"
 
@@ -87,4 +89,91 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// pve-container's create runs its worker inside lock_config on the new CT: update_vm,
+// which takes /run/lock/lxc/pve-config-<vmid>.lock before any check, waits for it and
+// fails with lock_config's timeout, a 500.
+func TestLXCPutConfigWaitsForTheCreateFileLockThenTimesOut(t *testing.T) {
+	sim := creatingContainer(t, lockTimeout, 2*time.Second, 140)
+
+	start := time.Now()
+	res := rawCall(t, sim, http.MethodPut, "/nodes/pve/lxc/140/config", formType, form("memory", "256"), tokenHeader())
+	want := "can't lock file '/run/lock/lxc/pve-config-140.lock' - got timeout"
+	if res.Status != http.StatusInternalServerError || res.message() != want+"\n" {
+		t.Fatalf("PUT config during the create: %d %q, want 500 %q", res.Status, res.message(), want)
+	}
+	if waited := time.Since(start); waited < lockTimeout {
+		t.Errorf("answered after %s, before lock_config's timeout %s", waited, lockTimeout)
+	}
+	if g, _ := sim.Guest(140); g.Config["memory"] == "256" {
+		t.Error("a write that timed out changed the config")
+	}
+}
+
+// When the create ends within the timeout, the waiting write goes through.
+func TestLXCPutConfigProceedsOnceTheCreateEnds(t *testing.T) {
+	sim := creatingContainer(t, 5*time.Second, 300*time.Millisecond, 141)
+	res := rawCall(t, sim, http.MethodPut, "/nodes/pve/lxc/141/config", formType, form("memory", "256"), tokenHeader())
+	if res.Status != http.StatusOK {
+		t.Fatalf("PUT config once the create ended: %d %q", res.Status, res.message())
+	}
+	if g, _ := sim.Guest(141); g.Lock != "" || g.Config["memory"] != "256" {
+		t.Errorf("after the write: lock %q, memory %q", g.Lock, g.Config["memory"])
+	}
+}
+
+// resize_vm runs load_and_check (check_lock) before forking: on a CT being created that is
+// the lock property's 500 at once, not a wait for the file lock.
+func TestLXCResizeDuringCreateFailsOnTheLockProperty(t *testing.T) {
+	sim := creatingContainer(t, 5*time.Second, 2*time.Second, 142)
+	start := time.Now()
+	res := rawCall(t, sim, http.MethodPut, "/nodes/pve/lxc/142/resize", formType, form("disk", "rootfs", "size", "+1G"), tokenHeader())
+	if res.Status != http.StatusInternalServerError || res.message() != "CT is locked (create)\n" {
+		t.Fatalf("resize during the create: %d %q", res.Status, res.message())
+	}
+	if waited := time.Since(start); waited > time.Second {
+		t.Errorf("resize waited %s for the file lock; its early check fails at once", waited)
+	}
+}
+
+// A container clone marks its source with the lock property "disk" and holds no file lock
+// on it: a config write to the source fails at once, unlike a QEMU clone's source.
+func TestLXCCloneSourceIsLockedByPropertyNotFileLock(t *testing.T) {
+	sim := startSim(t, pvesim.Options{ConfigLockTimeout: 5 * time.Second, TaskDurations: map[string]time.Duration{"vzclone": 2 * time.Second}})
+	if err := sim.AddGuest(pvesim.GuestSeed{Kind: "lxc", Node: "pve", VMID: 9100, Template: true,
+		Config: map[string]string{"hostname": "tmpl", "rootfs": "local-lvm:2"}}); err != nil {
+		t.Fatal(err)
+	}
+	h := tokenHeader()
+	if res := rawCall(t, sim, http.MethodPost, "/nodes/pve/lxc/9100/clone", formType, form("newid", "143"), h); res.Status != http.StatusOK {
+		t.Fatalf("clone: %d %q", res.Status, res.message())
+	}
+	start := time.Now()
+	res := rawCall(t, sim, http.MethodPut, "/nodes/pve/lxc/9100/config", formType, form("description", "x"), h)
+	if res.Status != http.StatusInternalServerError || res.message() != "CT is locked (disk)\n" {
+		t.Fatalf("PUT config on the clone's source: %d %q", res.Status, res.message())
+	}
+	if waited := time.Since(start); waited > time.Second {
+		t.Errorf("the write waited %s: the source's file lock is not held by a container clone", waited)
+	}
+}
+
+const formType = "application/x-www-form-urlencoded"
+
+// creatingContainer starts a simulator whose config file locks time out after lockTimeout
+// and a vzcreate of CT vmid running for createTime; it returns at once, the create's
+// worker holding the new CT's config file lock.
+func creatingContainer(t *testing.T, lockTimeout, createTime time.Duration, vmid int) *pvesim.Server {
+	t.Helper()
+	sim := startSim(t, pvesim.Options{ConfigLockTimeout: lockTimeout, TaskDurations: map[string]time.Duration{"vzcreate": createTime}})
+	if err := sim.AddVolume("pve", debianTemplate); err != nil {
+		t.Fatal(err)
+	}
+	res := rawCall(t, sim, http.MethodPost, "/nodes/pve/lxc", formType,
+		form("vmid", strconv.Itoa(vmid), "ostemplate", debianTemplate, "rootfs", "local-lvm:4"), tokenHeader())
+	if res.Status != http.StatusOK {
+		t.Fatalf("create: %d %s", res.Status, res.Text)
+	}
+	return sim
 }

@@ -1,7 +1,6 @@
 package pvesim
 
 import (
-	"math/rand/v2"
 	"net/http"
 	"path"
 	"regexp"
@@ -12,6 +11,9 @@ import (
 
 // Faults replaces the set of injected faults.
 type Faults struct {
+	// Seed, when not 0, restarts the simulator's randomness from it before the rules
+	// apply, so the same seed draws the same hits (see Server.Seed).
+	Seed  uint64      `json:"seed,omitempty"`
 	Rules []FaultRule `json:"rules"`
 }
 
@@ -72,6 +74,7 @@ func compilePattern(pattern string) (string, *regexp.Regexp) {
 }
 
 type faultSet struct {
+	dice  *dice
 	mu    sync.Mutex
 	rules []compiledRule
 	drops []pendingDrop
@@ -83,7 +86,7 @@ type compiledRule struct {
 	re *regexp.Regexp
 }
 
-func newFaultSet() *faultSet { return &faultSet{} }
+func newFaultSet(d *dice) *faultSet { return &faultSet{dice: d} }
 
 func (fs *faultSet) set(f Faults) error {
 	rules := make([]compiledRule, 0, len(f.Rules))
@@ -94,6 +97,9 @@ func (fs *faultSet) set(f Faults) error {
 		cr := compiledRule{FaultRule: r}
 		cr.PathPattern, cr.re = compilePattern(r.PathPattern)
 		rules = append(rules, cr)
+	}
+	if f.Seed != 0 {
+		fs.dice.reseed(f.Seed)
 	}
 	fs.mu.Lock()
 	fs.rules = rules
@@ -133,13 +139,13 @@ func (fs *faultSet) match(method, reqPath string) faultEffect {
 		if !patternMatches(r.Method, r.PathPattern, r.re, method, reqPath) {
 			continue
 		}
-		if r.LatencyRate == 0 || rand.Float64() < r.LatencyRate { //nolint:gosec // G404: a fault injection rate, not a secret
+		if r.LatencyRate == 0 || fs.dice.hit(r.LatencyRate) {
 			fx.latency = r.Latency
 		}
-		if r.ErrorRate > 0 && rand.Float64() < r.ErrorRate { //nolint:gosec // G404: a fault injection rate, not a secret
+		if r.ErrorRate > 0 && fs.dice.hit(r.ErrorRate) {
 			fx.err = faultError(r.FaultRule)
 		}
-		if r.TaskFailureRate > 0 && rand.Float64() < r.TaskFailureRate { //nolint:gosec // G404: a fault injection rate, not a secret
+		if r.TaskFailureRate > 0 && fs.dice.hit(r.TaskFailureRate) {
 			fx.taskFault = r.TaskFailureMessage
 			if fx.taskFault == "" {
 				fx.taskFault = "simulated task failure"

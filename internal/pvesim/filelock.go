@@ -1,6 +1,7 @@
 package pvesim
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
@@ -8,10 +9,12 @@ import (
 
 // PVE has two kinds of lock on a guest. The lock property in its config ("lock: clone")
 // makes other writers fail at once ("VM is locked (clone)", see checkLock). The config
-// file lock (flock on /var/lock/qemu-server/lock-<vmid>.conf) serialises writers: most
-// hold it for an instant, but a create holds it on the new VMID, and a clone on its target
-// (exclusive) and its source (shared), for the whole task. A writer that finds it held
-// waits, then gives up with "can't lock file ... - got timeout".
+// file lock (flock on /var/lock/qemu-server/lock-<vmid>.conf, or for a container
+// /run/lock/lxc/pve-config-<vmid>.lock) serialises writers: most hold it for an instant,
+// but a create holds it on the new VMID for the whole task, and so does a QEMU clone on
+// its target (exclusive) and its source (shared); a container clone marks its source with
+// the lock property "disk" instead and takes the target's file lock only step by step. A
+// writer that finds it held waits, then gives up with "can't lock file ... - got timeout".
 
 // defaultConfigLockTimeout is how long lock_config waits for a held config file lock.
 const defaultConfigLockTimeout = 10 * time.Second
@@ -61,10 +64,19 @@ func (st *state) dropFileLocks() {
 	st.fileLocks = map[int]*fileLock{}
 }
 
-// awaitFileLock waits, with the state lock released, until nobody holds vmid's config
-// file lock, at most the configured timeout; it returns with the state lock held and the
-// error lock_config gives up with.
-func (s *Server) awaitFileLock(vmid int) error {
+// configLockFile is the file lock_config flocks: qemu-server's and pve-container's
+// config_file_lock.
+func configLockFile(kind string, vmid int) string {
+	if kind == KindLXC {
+		return fmt.Sprintf("/run/lock/lxc/pve-config-%d.lock", vmid)
+	}
+	return fmt.Sprintf("/var/lock/qemu-server/lock-%d.conf", vmid)
+}
+
+// awaitFileLock waits, with the state lock released, until nobody holds the config file
+// lock of the guest (of kind) vmid, at most the configured timeout; it returns with the
+// state lock held and the error lock_config gives up with.
+func (s *Server) awaitFileLock(kind string, vmid int) error {
 	deadline := time.Now().Add(s.configLockTimeout())
 	for {
 		fl := s.st.fileLocks[vmid]
@@ -73,7 +85,7 @@ func (s *Server) awaitFileLock(vmid int) error {
 		}
 		wait := time.Until(deadline)
 		if wait <= 0 || s.closed {
-			return errInternal("can't lock file '/var/lock/qemu-server/lock-%d.conf' - got timeout", vmid)
+			return errInternal("can't lock file '%s' - got timeout", configLockFile(kind, vmid))
 		}
 		timer := time.NewTimer(wait)
 		s.mu.Unlock()
@@ -89,14 +101,14 @@ func (s *Server) awaitFileLock(vmid int) error {
 
 // withFileLockInWorker runs a worker's work under vmid's config file lock: at once when it
 // is free, else from a goroutine that waits for it and then ends the task (errStepWaits).
-func (s *Server) withFileLockInWorker(t *task, vmid int, work func() error) error {
+func (s *Server) withFileLockInWorker(t *task, kind string, vmid int, work func() error) error {
 	if s.st.fileLocks[vmid] == nil {
 		return work()
 	}
 	go func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		err := s.awaitFileLock(vmid)
+		err := s.awaitFileLock(kind, vmid)
 		if s.closed || t.Status != "running" {
 			return
 		}

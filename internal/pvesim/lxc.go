@@ -109,6 +109,8 @@ func handleLXCCreate(s *Server, r *request) (any, error) {
 		typ = "vzrestore"
 	}
 	return s.startTask(r, taskDef{Type: typ, ID: strconv.Itoa(vmid), Node: node,
+		// The worker runs inside lock_config: the new config's file lock is held to its end.
+		FileLocks: []int{vmid},
 		Begin: func(t *task) error {
 			if err := s.lxcBuild(g, r, mounts, t); err != nil {
 				return fmt.Errorf("unable to create CT %d - %s", vmid, err.Error())
@@ -397,6 +399,14 @@ func handleLXCConfigPut(s *Server, r *request) (any, error) {
 		if contains(reverts, k) {
 			return nil, errParam("delete", fmt.Sprintf("you can't use '-delete %s' and '-revert %s' at the same time", k, k))
 		}
+	}
+	// update_vm does the rest inside lock_config, with no early checks: a create's file
+	// lock makes it wait (then "got timeout") before it looks at the lock property.
+	if err := s.awaitFileLock(KindLXC, g.VMID); err != nil {
+		return nil, err
+	}
+	if g, err = s.lxcGuest(r); err != nil { // it may have changed while we waited
+		return nil, err
 	}
 	if err := checkLock(g, r); err != nil {
 		return nil, err

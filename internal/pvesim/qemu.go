@@ -489,7 +489,7 @@ func handleQemuConfigPut(s *Server, r *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.awaitFileLock(g.VMID); err != nil {
+	if err := s.awaitFileLock(KindQemu, g.VMID); err != nil {
 		return nil, err
 	}
 	if g, err = s.qemuGuest(r); err != nil { // it may have changed while we waited
@@ -512,7 +512,7 @@ func handleQemuConfigPost(s *Server, r *request) (any, error) {
 	vmid := g.VMID
 	upid := s.startTask(r, taskDef{Type: "qmconfig", ID: strconv.Itoa(vmid), Node: g.Node,
 		Finish: func(t *task) error {
-			return s.withFileLockInWorker(t, vmid, func() error {
+			return s.withFileLockInWorker(t, KindQemu, vmid, func() error {
 				cur, ok := s.st.guests[vmid]
 				if !ok {
 					return errNoConfig(KindQemu, r.node(), vmid)
@@ -559,7 +559,7 @@ func handleQemuCreate(s *Server, r *request) (any, error) {
 	start := r.bool("start")
 	return s.startTask(r, taskDef{Type: "qmcreate", ID: strconv.Itoa(vmid), Node: node,
 		// lock_config_full: the worker holds the new config's file lock to its end.
-		Begin: func(t *task) error { s.holdFileLock(t, vmid); return nil },
+		FileLocks: []int{vmid},
 		Finish: func(t *task) error {
 			return dieWith(fmt.Sprintf("unable to create VM %d -", vmid), s.finishCreate(g, ch, start, t))
 		},

@@ -2,7 +2,6 @@ package pvesim
 
 import (
 	"crypto/tls"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
@@ -52,6 +51,9 @@ type Options struct {
 	// ConfigLockTimeout is how long a writer waits for a guest's config file lock held by
 	// a create or clone task before failing with "got timeout"; default 10 s as PVE.
 	ConfigLockTimeout time.Duration
+	// Seed seeds the simulator's randomness (fault rule hits, ranged task run times); 0
+	// picks one. Server.Seed reports it, so a failure under faults can be replayed.
+	Seed uint64
 }
 
 // Server is a running simulated Proxmox VE cluster.
@@ -65,6 +67,7 @@ type Server struct {
 
 	auth     *authStore
 	counters *counterSet
+	dice     *dice
 	faults   *faultSet
 	router   *router
 	offline  offlineNodes
@@ -101,12 +104,14 @@ func Start(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	dice := newDice(opts.Seed)
 	s := &Server{
 		opts:     opts,
 		st:       newState(opts),
 		auth:     newAuthStore(opts.TicketLifetime),
 		counters: newCounterSet(opts.LogRequests),
-		faults:   newFaultSet(),
+		dice:     dice,
+		faults:   newFaultSet(dice),
 		router:   newRouter(),
 		ca:       ca,
 		caPEM:    ca.pem,
@@ -362,7 +367,7 @@ func (s *Server) taskDuration(typ string) time.Duration {
 		d = s.opts.TaskDurations[""]
 	}
 	if hi := s.opts.TaskDurationsMax[typ]; hi > d {
-		d += rand.N(hi - d) //nolint:gosec // a spread of simulated run times, not a secret
+		d += time.Duration(s.dice.duration(int64(hi - d)))
 	}
 	return d
 }

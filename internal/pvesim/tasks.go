@@ -46,6 +46,9 @@ type taskDef struct {
 	// AtLeast, when longer than the task type's configured duration, is how long the task
 	// runs (a shutdown that waits out its timeout).
 	AtLeast time.Duration
+	// FileLocks are the VMIDs whose config file lock the worker holds from its fork to its
+	// end (a worker that runs wholly inside lock_config, as a create does).
+	FileLocks []int
 }
 
 // maxTaskHistory bounds each node's finished-task history.
@@ -97,6 +100,9 @@ func (s *Server) startTaskAs(user, fault string, def taskDef) string {
 	st.tasks[t.UPID] = t
 	st.taskLog[t.Node] = append(st.taskLog[t.Node], t)
 	st.trimTasks(t.Node)
+	for _, vmid := range def.FileLocks {
+		s.holdFileLock(t, vmid)
+	}
 	finish := def.Finish
 	if fault != "" {
 		finish = func(*task) error { return fmt.Errorf("%s", fault) }

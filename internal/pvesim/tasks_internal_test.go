@@ -58,7 +58,7 @@ func TestReasonPhraseRewrite(t *testing.T) {
 
 // A task type with a duration range runs a time inside it, not always the same.
 func TestTaskDurationRange(t *testing.T) {
-	s := &Server{opts: Options{
+	s := &Server{dice: newDice(0), opts: Options{
 		TaskDurations:    map[string]time.Duration{"qmclone": 2 * time.Second, "": time.Second},
 		TaskDurationsMax: map[string]time.Duration{"qmclone": 5 * time.Second, "qmstart": time.Millisecond},
 	}}

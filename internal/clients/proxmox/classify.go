@@ -120,13 +120,19 @@ func (c *Client) scrub(text string) string {
 // command line PVE echoes): the value is hidden whatever it is.
 var reSecretAssignment = regexp.MustCompile(`(?i)\b((?:ci)?password|secret|PVEAPIToken|PVEAuthCookie|CSRFPreventionToken)=[^\s,;'"]+`)
 
-// Scrub hides each of secrets, and any key=value credential, in text.
+// reURLPassword finds the password of a URL's user information
+// ("https://user:pass@host/", as a download task logs its URL).
+var reURLPassword = regexp.MustCompile(`(\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s/:@]*:)[^\s/@]+@`)
+
+// Scrub hides each of secrets, any key=value credential and any URL
+// password in text.
 func Scrub(text string, secrets ...string) string {
 	for _, s := range secrets {
 		if s != "" {
 			text = strings.ReplaceAll(text, s, "[redacted]")
 		}
 	}
+	text = reURLPassword.ReplaceAllString(text, "$1[redacted]@")
 	return reSecretAssignment.ReplaceAllString(text, "$1=[redacted]")
 }
 

@@ -60,5 +60,5 @@ func (c *connector) Connect(ctx context.Context, cr *v1alpha1.Container) (manage
 	if err != nil {
 		return nil, err
 	}
-	return &external{connector: c, cl: cl, connection: connection}, nil
+	return guest.Explained[*v1alpha1.Container]{TypedExternalClient: &external{connector: c, cl: cl, connection: connection}}, nil
 }

@@ -62,7 +62,7 @@ func (c *connector) Connect(ctx context.Context, cr *v1alpha1.CustomCertificate)
 	if err != nil {
 		return nil, err
 	}
-	return &external{kube: c.kube, fresh: c.fresh, cl: cl, connection: connection, record: c.record}, nil
+	return guest.Explained[*v1alpha1.CustomCertificate]{TypedExternalClient: &external{kube: c.kube, fresh: c.fresh, cl: cl, connection: connection, record: c.record}}, nil
 }
 
 // external manages one node's custom certificate for one reconcile.

@@ -47,11 +47,21 @@ type TaskLogReader interface {
 
 // failureText is what a failed task says, for status, condition and event:
 // PVE's exit status (the worker's whole error on one line), followed by the
-// log's last lines before it when the exit status names no cause, with
-// secrets hidden and the whole bounded by MaxTaskMessage.
+// log's last lines before it when the exit status names no cause (see
+// describeFailure).
 func failureText(ctx context.Context, cl TaskLogReader, upid, exit string, secrets []string) string {
+	return describeFailure(ctx, cl, upid, exit, reNamesNoCause.MatchString(exit), secrets)
+}
+
+// describeFailure is the one way a task failure becomes text a user sees:
+// the exit status, then (when readLog) the log's last lines before it if
+// they add to it, with secrets, key=value credentials and URL passwords
+// hidden, and the whole bounded by MaxTaskMessage. The Proxmox client
+// already hides its own credentials; secrets are the resource's (a
+// cloud-init password) that PVE may echo.
+func describeFailure(ctx context.Context, cl TaskLogReader, upid, exit string, readLog bool, secrets []string) string {
 	text := exit
-	if reNamesNoCause.MatchString(exit) {
+	if readLog {
 		if cause := causeFromLog(ctx, cl, upid, exit); cause != "" {
 			text = exit + " (task log: " + cause + ")"
 		}

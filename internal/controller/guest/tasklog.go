@@ -25,12 +25,9 @@ import (
 // TaskFailure is PVE's reason for the failed task last, for kinds whose
 // task exit statuses rarely name a cause (a download's "download failed"):
 // the exit status followed by the log's last lines before it whenever they
-// add to it, bounded by MaxTaskMessage. Without the log (PVE does not
-// answer) it is the exit status alone.
-func TaskFailure(ctx context.Context, cl TaskLogReader, last *v1alpha1.TaskStatus) string {
-	text := last.ExitStatus
-	if cause := causeFromLog(ctx, cl, last.UPID, last.ExitStatus); cause != "" {
-		text += " (task log: " + cause + ")"
-	}
-	return Bounded(text, MaxTaskMessage)
+// add to it, scrubbed of secrets and bounded as failureText is (both are
+// describeFailure). Without the log (PVE does not answer) it is the exit
+// status alone.
+func TaskFailure(ctx context.Context, cl TaskLogReader, last *v1alpha1.TaskStatus, secrets ...string) string {
+	return describeFailure(ctx, cl, last.UPID, last.ExitStatus, true, secrets)
 }

@@ -19,6 +19,7 @@ package guest
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -108,6 +109,65 @@ func TestFollowLaterCreateTask(t *testing.T) {
 			got := FollowLaterCreateTask(o, &last)
 			if got != tc.want || (got && last.UPID != tc.annotation) {
 				t.Errorf("%s\nFollowLaterCreateTask() = %v, last %+v; want %v", tc.reason, got, last, tc.want)
+			}
+		})
+	}
+}
+
+// Both ways a task failure reaches a user (TaskFailure for kinds that always quote the
+// log, failureText for guests) hide a password or token that PVE echoed in the exit
+// status or the log.
+func TestTaskFailureScrubsSecrets(t *testing.T) {
+	const (
+		upid   = "UPID:pve:1:2:3:download:a:root@pam:"
+		secret = "tok-3c2f9a"
+	)
+	cases := map[string]struct {
+		reason string
+		lines  []string
+		exit   string
+		leaks  []string
+	}{
+		"ResourceSecretInTheExitStatus": {
+			reason: "A secret the resource holds is hidden wherever PVE echoes it.",
+			exit:   "command 'qm set 100 --cipassword " + secret + "' failed: exit code 1",
+			leaks:  []string{secret},
+		},
+		"KeyValueCredentialInTheLog": {
+			reason: "A key=value credential PVE logs is hidden whatever its value.",
+			lines:  []string{"run: qm set 100 --cicustom x cipassword=hunter2-pw", "TASK ERROR: command failed: exit code 1"},
+			exit:   "command failed: exit code 1",
+			leaks:  []string{"hunter2-pw"},
+		},
+		"APITokenInTheLog": {
+			reason: "An API token header echoed in the log is hidden.",
+			lines:  []string{"Authorization: PVEAPIToken=root@pam!ci=0b5e-77aa", "TASK ERROR: unexpected status"},
+			exit:   "unexpected status",
+			leaks:  []string{"0b5e-77aa"},
+		},
+		"URLPasswordInTheLog": {
+			reason: "A download task logs its URL: the password in it is hidden.",
+			lines:  []string{"downloading https://mirror:s3cr3t-pw@example.org/a.iso to /var/lib/vz/template/iso/a.iso", "TASK ERROR: download failed: exit code 8"},
+			exit:   "download failed: exit code 8",
+			leaks:  []string{"s3cr3t-pw"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			last := &v1alpha1.TaskStatus{UPID: upid, ExitStatus: tc.exit}
+			texts := map[string]string{
+				"TaskFailure": TaskFailure(context.Background(), logLines(tc.lines), last, secret),
+				"failureText": failureText(context.Background(), logLines(tc.lines), upid, tc.exit, []string{secret}),
+			}
+			for path, text := range texts {
+				if !strings.Contains(text, "[redacted]") {
+					t.Errorf("%s\n%s: %q hides nothing", tc.reason, path, text)
+				}
+				for _, leak := range tc.leaks {
+					if strings.Contains(text, leak) {
+						t.Errorf("%s\n%s leaks %q: %q", tc.reason, path, leak, text)
+					}
+				}
 			}
 		})
 	}

@@ -103,7 +103,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	rows, err := cl.ClusterResources(ctx)
 	if err != nil {
-		gi.Status.SetConditions(xpv2.Unavailable().WithMessage("cannot list the cluster's guests: " + err.Error()))
+		gi.Status.SetConditions(xpv2.Unavailable().WithMessage("cannot list the cluster's guests: " + pve.ExplainPermission(err).Error()))
 		return reconcile.Result{}, errors.Join(err, r.kube.Status().Update(ctx, gi))
 	}
 	results := make([]v1alpha1.ImportedGuest, 0, len(rows))
@@ -144,7 +144,7 @@ func (r *Reconciler) importGuest(ctx context.Context, gi *v1alpha1.GuestImport, 
 	ref := pve.GuestRef{Type: pve.GuestType(row.Type), Node: row.Node, VMID: row.VMID}
 	cfg, err := cl.GuestPending(ctx, ref)
 	if err != nil {
-		return failed(res, err)
+		return failed(res, pve.ExplainPermission(err))
 	}
 	if m, ok := guest.ParseMarker(pve.Description(cfg)); ok {
 		return skipped(res, fmt.Sprintf("managed by the resource its description names (%s)", m))

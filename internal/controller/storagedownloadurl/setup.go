@@ -93,5 +93,5 @@ func (c *connector) Connect(ctx context.Context, cr *v1alpha1.StorageDownloadURL
 	if err != nil {
 		return nil, err
 	}
-	return &external{cl: cl, record: c.record, retryBase: c.retryBase}, nil
+	return guest.Explained[*v1alpha1.StorageDownloadURL]{TypedExternalClient: &external{cl: cl, record: c.record, retryBase: c.retryBase}}, nil
 }

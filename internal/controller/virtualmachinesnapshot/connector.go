@@ -65,7 +65,7 @@ func (c *connector) Connect(ctx context.Context, cr *v1alpha1.VirtualMachineSnap
 		return nil, err
 	}
 	e.cl = cl
-	return e, nil
+	return guest.Explained[*v1alpha1.VirtualMachineSnapshot]{TypedExternalClient: e}, nil
 }
 
 // initializer stores the snapshot name as the external name before anything

@@ -77,7 +77,7 @@ func (c *connector) Connect(ctx context.Context, cr *v1alpha1.VirtualMachineTemp
 	if err != nil {
 		return nil, err
 	}
-	return newExternal(c.Kube, c.secrets, cl, connection, c.VMIDs, c.Record), nil
+	return guest.Explained[*v1alpha1.VirtualMachineTemplate]{TypedExternalClient: newExternal(c.Kube, c.secrets, cl, connection, c.VMIDs, c.Record)}, nil
 }
 
 // listingAge bounds the /cluster/resources view used to find the template.
