@@ -169,11 +169,16 @@ func (h *inflightHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	h.total.Add(1)
+	defer h.cur.Add(-1)
 	select {
 	case <-time.After(h.delay):
 	case <-r.Context().Done():
+		// The client gave up. An answer written now can still reach it: its
+		// TLS close_notify goes out before the socket closes, and Go's
+		// transport takes a response that races the close. Abort instead,
+		// as a hung server would never answer.
+		panic(http.ErrAbortHandler)
 	}
-	h.cur.Add(-1)
 	writeJSON(w, http.StatusOK, `{"data":{"version":"9.1.2"}}`)
 }
 
