@@ -45,13 +45,13 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/providerconfig"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 	"github.com/kubemox/provider-proxmox/internal/controller/gated"
+	"github.com/kubemox/provider-proxmox/internal/controller/ratelimit"
 )
 
 const (
@@ -97,7 +97,7 @@ func Setup(mgr ctrl.Manager, o controller.Options, clients *pve.Cache) error {
 		WatchesMetadata(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(connectionsReferencingSecret(mgr.GetClient(), o.Logger))).
 		Watches(&v1alpha1.ProviderConfigUsage{}, handler.EnqueueRequestsFromMapFunc(connectionOfUsage)).
 		WatchesRawSource(source.Channel(r.endpointEvents, &handler.EnqueueRequestForObject{})).
-		Complete(ratelimiter.NewReconciler(name, r, o.GlobalRateLimiter))
+		Complete(ratelimit.NewReconciler(name, r, o.GlobalRateLimiter))
 }
 
 // A Reconciler reconciles ProxmoxConnections.

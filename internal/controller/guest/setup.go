@@ -27,13 +27,13 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/feature"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 	"github.com/kubemox/provider-proxmox/internal/controller/dependents"
 	"github.com/kubemox/provider-proxmox/internal/controller/mrstate"
+	"github.com/kubemox/provider-proxmox/internal/controller/ratelimit"
 )
 
 // ManagedKind is what the controller setup of one managed kind differs in.
@@ -118,7 +118,7 @@ func SetupManaged[T resource.Managed](mgr ctrl.Manager, o controller.Options, cl
 	}
 	// The gate comes first: a resource waiting for its connection takes no
 	// token from the global rate limiter.
-	limited := ratelimiter.NewReconciler(name, errors.WithSilentRequeueOnConflict(r), o.GlobalRateLimiter)
+	limited := ratelimit.NewReconciler(name, errors.WithSilentRequeueOnConflict(r), o.GlobalRateLimiter)
 	newManaged := func() resource.Managed { return k.Object.DeepCopyObject().(resource.Managed) } //nolint:forcetypeassert // a copy of a T, which is a resource.Managed
 	return b.Complete(dependents.Gate(limited, mgr.GetClient(), clients, newManaged, PollIntervalOf(o)))
 }
