@@ -54,6 +54,7 @@ func main() {
 		rotVMs   int
 		cycles   int
 		kills    int
+		parallel int
 		seed     int64
 		downVMs  int
 		downLong time.Duration
@@ -76,6 +77,7 @@ func main() {
 	flag.IntVar(&rotVMs, "rotation-vms", 200, "rotation: VirtualMachines on the rotated connection")
 	flag.IntVar(&cycles, "cycles", 300, "soak: create/update/delete cycles")
 	flag.IntVar(&kills, "kills", 20, "soak: provider SIGKILLs")
+	flag.IntVar(&parallel, "soak-parallel", 10, "soak: cycles run at once")
 	flag.Int64Var(&seed, "seed", 0, "soak: random seed (0 picks one; printed)")
 	flag.IntVar(&downVMs, "down-vms", 2000, "down: VirtualMachines on the connection that stops answering")
 	flag.DurationVar(&downLong, "down-after", 5*time.Minute, "down: when the second measurement starts")
@@ -92,7 +94,7 @@ func main() {
 		"convergence": func() error { return convergence(ctx, s, vms, min(pwFrom, vms), steady) },
 		"memory":      func() error { return memory(ctx, s, managed, secrets, crds) },
 		"rotation":    func() error { return rotation(ctx, s, rotVMs) },
-		"soak":        func() error { return soak(ctx, s, cycles, kills, seed) },
+		"soak":        func() error { return soak(ctx, s, soakRun{cycles: cycles, kills: kills, parallel: max(1, parallel), seed: seed}) },
 		"down":        func() error { return down(ctx, s, downVMs, downLong) },
 	})
 	cancel()

@@ -38,8 +38,6 @@ import (
 
 const (
 	soakNS = "soak"
-	// soakWorkers cycles run at once.
-	soakWorkers = 10
 	// soakKeepEvery: every this many cycles keep their VM, so the end state
 	// compares resources with guests, not only absences.
 	soakKeepEvery = 10
@@ -49,11 +47,20 @@ const (
 	pastClientTimeout = 31 * time.Second
 )
 
+// soakRun is what one soak run does: cycles create/update/delete cycles,
+// parallel at once, kills provider SIGKILLs, the schedule drawn from seed
+// (0 picks one).
+type soakRun struct {
+	cycles, kills, parallel int
+	seed                    int64
+}
+
 // soak runs create/update/delete cycles while the simulator fails 10% of
 // requests with a 5xx, delays 5% past the client's timeout and fails 5% of
 // tasks, and the provider is SIGKILLed and restarted at random moments;
 // then it compares what exists in the simulator with the resources.
-func soak(ctx context.Context, s settings, cycles, kills int, seed int64) error {
+func soak(ctx context.Context, s settings, run soakRun) error {
+	cycles, kills, seed := run.cycles, run.kills, run.seed
 	if seed == 0 {
 		seed = time.Now().UnixNano()
 	}
@@ -82,7 +89,7 @@ func soak(ctx context.Context, s settings, cycles, kills int, seed int64) error 
 		return err
 	}
 	fmt.Printf("soak: seed %d (the simulator's fault dice: %d); %d create/update/delete cycles (%d at once, every %dth keeps its VM), %d provider SIGKILLs; faults: 10%% of requests 5xx, 5%% delayed %s, 5%% of tasks fail; %s\n",
-		seed, w.sim.Seed(), cycles, soakWorkers, soakKeepEvery, kills, pastClientTimeout, s)
+		seed, w.sim.Seed(), cycles, run.parallel, soakKeepEvery, kills, pastClientTimeout, s)
 	w.sim.SetFaults(pvesim.Faults{Rules: []pvesim.FaultRule{{
 		ErrorRate: 0.1, Status: 500, Message: "simulated failure",
 		Latency: pastClientTimeout, LatencyRate: 0.05,
@@ -93,7 +100,7 @@ func soak(ctx context.Context, s settings, cycles, kills int, seed int64) error 
 	var done atomic.Int32
 	killsDone := make(chan int)
 	go func() { killsDone <- pr.killAtRandom(ctx, rng.Int64(), kills, &done, cycles) }()
-	if err := w.runCycles(ctx, cycles, &done); err != nil {
+	if err := w.runCycles(ctx, cycles, run.parallel, &done); err != nil {
 		return errors.Wrapf(err, "seed %d", seed)
 	}
 	killed := <-killsDone
@@ -142,15 +149,15 @@ func (w *world) soakVerdict(ctx context.Context, seed int64, kept int) error {
 	return nil
 }
 
-// runCycles runs n cycles on soakWorkers workers.
-func (w *world) runCycles(ctx context.Context, n int, done *atomic.Int32) error {
+// runCycles runs n cycles, parallel at once.
+func (w *world) runCycles(ctx context.Context, n, parallel int, done *atomic.Int32) error {
 	var (
 		wg    sync.WaitGroup
 		mu    sync.Mutex
 		first error
 	)
 	next := make(chan int)
-	for range soakWorkers {
+	for range parallel {
 		wg.Go(func() {
 			for i := range next {
 				if err := w.cycle(ctx, i); err != nil {
