@@ -94,8 +94,10 @@ func main() {
 		"convergence": func() error { return convergence(ctx, s, vms, min(pwFrom, vms), steady) },
 		"memory":      func() error { return memory(ctx, s, managed, secrets, crds) },
 		"rotation":    func() error { return rotation(ctx, s, rotVMs) },
-		"soak":        func() error { return soak(ctx, s, soakRun{cycles: cycles, kills: kills, parallel: max(1, parallel), seed: seed}) },
-		"down":        func() error { return down(ctx, s, downVMs, downLong) },
+		"soak": func() error {
+			return soak(ctx, s, soakRun{cycles: cycles, kills: kills, parallel: max(1, parallel), seed: seed})
+		},
+		"down": func() error { return down(ctx, s, downVMs, downLong) },
 	})
 	cancel()
 	os.Exit(code)
