@@ -132,7 +132,7 @@ func TestReconcileKeepsTheReservedSlot(t *testing.T) {
 // deferred: one token is spent, for the one reconcile that runs.
 func TestTokensPerReconcile(t *testing.T) {
 	bucket := &workqueue.TypedBucketRateLimiter[string]{Limiter: rate.NewLimiter(rate.Limit(1), 1)}
-	bucket.Limiter.Allow() // empty the bucket: the next request waits about a second
+	bucket.Allow() // empty the bucket: the next request waits about a second
 	inner := &countingReconciler{}
 	r := NewReconciler("c", inner, bucket)
 	req := reconcile.Request{NamespacedName: types.NamespacedName{Name: "x"}}
