@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -94,6 +95,9 @@ func TestCloneWithConnectionDetailsAndDelete(t *testing.T) {
 		t.Fatalf("clone not converged: %+v", g)
 	}
 	hs.WaitEvent(t, ns, "web", "Cloning", wait)
+	if missing := managedFieldsMissing(vm); len(missing) > 0 {
+		t.Errorf("managed fields lost %v after the provider's updates from its cache, which drops them: %+v", missing, vm.ManagedFields)
+	}
 	// The guest agent's first IPv4 reaches status and the connection details.
 	vm = hs.waitVM(t, ns, "web", "with an IP", func(v *v1alpha1.VirtualMachine) bool { return v.Status.Status.IPAddress != "" })
 	sec := &corev1.Secret{}
@@ -122,6 +126,30 @@ func TestCloneWithConnectionDetailsAndDelete(t *testing.T) {
 		t.Error("guest survived the deletion")
 	}
 	hs.WaitEvent(t, ns, "web", "Deleting", wait)
+}
+
+// managedFieldsMissing names which of the VM's writers the API server no
+// longer records as owning their fields: the creator (the spec), the
+// provider's metadata updates (the finalizer) and its status updates.
+func managedFieldsMissing(vm *v1alpha1.VirtualMachine) []string {
+	want := map[string]bool{"spec": false, "finalizers": false, "status": false}
+	for _, e := range vm.ManagedFields {
+		if e.FieldsV1 == nil {
+			continue
+		}
+		fields := string(e.FieldsV1.Raw)
+		want["spec"] = want["spec"] || strings.Contains(fields, `"f:spec"`)
+		want["finalizers"] = want["finalizers"] || strings.Contains(fields, `"f:finalizers"`)
+		want["status"] = want["status"] || (e.Subresource == "status" && strings.Contains(fields, `"f:status"`))
+	}
+	var missing []string
+	for w, ok := range want {
+		if !ok {
+			missing = append(missing, w)
+		}
+	}
+	slices.Sort(missing)
+	return missing
 }
 
 func keysOf(m map[string][]byte) []string {
