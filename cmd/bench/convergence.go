@@ -51,12 +51,12 @@ const (
 // the nodes and measures the time until all are Ready against the floor the
 // simulator and the reconcile rate impose; then (steady) the requests each
 // Ready VM costs per poll interval.
-func convergence(ctx context.Context, s settings, vms, passwordFrom, intervals int) error {
+func convergence(ctx context.Context, s settings, vms, passwordFrom, intervals int) (err error) {
 	w, p, err := openWorld(ctx, s)
 	if err != nil {
 		return err
 	}
-	defer w.stop()
+	defer func() { w.close(err) }()
 	if err := w.kube.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: benchNS, Name: ciSecret},
 		StringData: map[string]string{"pw": "bench-ci-password"}}); err != nil {
 		return err

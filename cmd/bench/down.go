@@ -41,12 +41,12 @@ const (
 // answering (every request hangs past the client's timeout) and measures
 // log lines, reconciles and requests reaching Proxmox VE per second over
 // the first minute and over a minute starting at after.
-func down(ctx context.Context, s settings, n int, after time.Duration) error {
+func down(ctx context.Context, s settings, n int, after time.Duration) (err error) {
 	w, p, err := openWorld(ctx, s)
 	if err != nil {
 		return err
 	}
-	defer w.stop()
+	defer func() { w.close(err) }()
 	if err := w.tokenConnection(ctx, benchNS, "root@pam!down", "down-secret-1"); err != nil {
 		return err
 	}

@@ -145,7 +145,13 @@ func newWorld(s settings) (*world, error) {
 	return w, nil
 }
 
-func (w *world) stop() {
+// stop tears the world down and removes its directory.
+func (w *world) stop() { w.close(nil) }
+
+// close tears the world down. After a correctness failure it keeps the
+// directory, whose provider-*.log files are what a replay of the seed is
+// compared with, and says where it is.
+func (w *world) close(failure error) {
 	for _, p := range w.procs {
 		p.kill()
 	}
@@ -154,6 +160,10 @@ func (w *world) stop() {
 	}
 	if w.env != nil {
 		_ = w.env.Stop()
+	}
+	if failure != nil {
+		fmt.Fprintf(os.Stderr, "the provider's logs are kept in %s\n", w.dir)
+		return
 	}
 	_ = os.RemoveAll(w.dir)
 }

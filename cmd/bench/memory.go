@@ -47,12 +47,12 @@ const (
 // then with many large Secrets in other namespaces (it watches Secret
 // metadata cluster-wide), then with many unrelated CRDs (the start-up gate
 // watches CRDs).
-func memory(ctx context.Context, s settings, managed, secrets, crds int) error {
+func memory(ctx context.Context, s settings, managed, secrets, crds int) (err error) {
 	w, p, err := openWorld(ctx, s)
 	if err != nil {
 		return err
 	}
-	defer w.stop()
+	defer func() { w.close(err) }()
 	if err := w.tokenConnection(ctx, benchNS, "root@pam!bench", "bench-token-1"); err != nil {
 		return err
 	}

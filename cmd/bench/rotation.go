@@ -44,13 +44,13 @@ const (
 // revoking the old secret in the simulator at the same moment, and measures
 // how long each VM takes to be observed with the new secret, and whether
 // the old one is still sent once the connection has reconciled.
-func rotation(ctx context.Context, s settings, n int) error {
+func rotation(ctx context.Context, s settings, n int) (err error) {
 	s.logRequests = true
 	w, _, err := openWorld(ctx, s)
 	if err != nil {
 		return err
 	}
-	defer w.stop()
+	defer func() { w.close(err) }()
 	if err := w.tokenConnection(ctx, benchNS, rotTokenID, rotOld); err != nil {
 		return err
 	}

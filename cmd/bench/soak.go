@@ -59,7 +59,7 @@ type soakRun struct {
 // requests with a 5xx, delays 5% past the client's timeout and fails 5% of
 // tasks, and the provider is SIGKILLed and restarted at random moments;
 // then it compares what exists in the simulator with the resources.
-func soak(ctx context.Context, s settings, run soakRun) error {
+func soak(ctx context.Context, s settings, run soakRun) (err error) {
 	cycles, kills, seed := run.cycles, run.kills, run.seed
 	if seed == 0 {
 		seed = time.Now().UnixNano()
@@ -73,7 +73,7 @@ func soak(ctx context.Context, s settings, run soakRun) error {
 	if err != nil {
 		return err
 	}
-	defer w.stop()
+	defer func() { w.close(err) }()
 	if err := w.seedTemplates(); err != nil {
 		return err
 	}
