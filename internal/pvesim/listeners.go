@@ -35,7 +35,8 @@ type ListenerView struct {
 
 // listenAll binds every configured address; the first one is URL().
 func (s *Server) listenAll() error {
-	s.hs = &http.Server{Handler: s, ReadHeaderTimeout: readHeaderTimeout, ErrorLog: discardLogger()}
+	s.workers = newProxyWorkers()
+	s.hs = &http.Server{Handler: s, ReadHeaderTimeout: readHeaderTimeout, ErrorLog: discardLogger(), ConnState: s.workers.track}
 	for _, addr := range append([]string{s.opts.Listen}, s.opts.ExtraListen...) {
 		l := &listener{addr: addr, conns: map[net.Conn]struct{}{}}
 		if err := s.serveOn(l); err != nil {

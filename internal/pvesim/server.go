@@ -82,6 +82,7 @@ type Server struct {
 	custom customCerts
 
 	listeners []*listener
+	workers   *proxyWorkers
 	hs        *http.Server
 	baseURL   string
 
@@ -329,15 +330,13 @@ func (s *Server) invoke(hr *http.Request, rt *route, vars map[string]string, bod
 	return data, req.restartsProxy, err
 }
 
-// restartProxy is pveproxy's reload after a certificate change: the worker answering this
-// request closes its connection after the answer, and idle connections go too, so every
-// later request makes a new TLS connection and meets the certificate now served.
+// restartProxy is pveproxy's reload after a certificate change: the connection answering
+// this request closes after the answer and every other connection accepted before now closes
+// once it is idle, so every later request makes a new TLS connection and meets the
+// certificate now served.
 func (s *Server) restartProxy(w http.ResponseWriter) {
 	w.Header().Set("Connection", "close")
-	time.AfterFunc(10*time.Millisecond, func() {
-		s.hs.SetKeepAlivesEnabled(false) // closes the idle connections
-		s.hs.SetKeepAlivesEnabled(true)
-	})
+	s.workers.restart()
 }
 
 // dropConnection closes the client connection without writing a response.
