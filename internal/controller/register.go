@@ -22,6 +22,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
@@ -30,6 +31,7 @@ import (
 	"github.com/kubemox/provider-proxmox/internal/controller/customcertificate"
 	"github.com/kubemox/provider-proxmox/internal/controller/gated"
 	"github.com/kubemox/provider-proxmox/internal/controller/guestimport"
+	"github.com/kubemox/provider-proxmox/internal/controller/secrets"
 	"github.com/kubemox/provider-proxmox/internal/controller/snapshotpolicy"
 	"github.com/kubemox/provider-proxmox/internal/controller/storagedownloadurl"
 	"github.com/kubemox/provider-proxmox/internal/controller/virtualmachine"
@@ -46,15 +48,26 @@ import (
 // VirtualMachineTemplate) share one VMID allocator: QEMU and LXC guests take
 // VMIDs from one cluster-wide range, so allocators of their own could hand a
 // VM and a container the same free VMID at once.
-func SetupGated(mgr ctrl.Manager, o controller.Options, clients *pve.Cache, setups *gated.Setups) {
+//
+// They also share one watch of Secret metadata (see secrets.Watch), which
+// runs from the start, CRDs or not.
+func SetupGated(mgr ctrl.Manager, o controller.Options, clients *pve.Cache, setups *gated.Setups) error {
+	lw, err := secrets.MetadataListWatch(mgr.GetConfig())
+	if err != nil {
+		return err
+	}
+	secretWatch := secrets.NewWatch(lw)
+	if err := mgr.Add(secretWatch); err != nil {
+		return errors.Wrap(err, "cannot add the Secret watch to the manager")
+	}
 	vmids := pve.NewVMIDAllocator(0)
 	// The connection controller counts ProviderConfigUsages as well as
 	// watching connections.
-	setups.Register(v1alpha1.ProxmoxConnectionKind, func() error { return connection.Setup(mgr, o, clients) },
+	setups.Register(v1alpha1.ProxmoxConnectionKind, func() error { return connection.Setup(mgr, o, clients, secretWatch) },
 		v1alpha1.ProxmoxConnectionGroupVersionKind, v1alpha1.ProviderConfigUsageGroupVersionKind)
-	setups.Register(v1alpha1.VirtualMachineKind, func() error { return virtualmachine.Setup(mgr, o, clients, vmids) },
+	setups.Register(v1alpha1.VirtualMachineKind, func() error { return virtualmachine.Setup(mgr, o, clients, vmids, secretWatch) },
 		v1alpha1.VirtualMachineGroupVersionKind)
-	setups.Register(v1alpha1.CustomCertificateKind, func() error { return customcertificate.Setup(mgr, o, clients) },
+	setups.Register(v1alpha1.CustomCertificateKind, func() error { return customcertificate.Setup(mgr, o, clients, secretWatch) },
 		v1alpha1.CustomCertificateGroupVersionKind)
 	setups.Register(v1alpha1.VirtualMachineSetKind, func() error { return virtualmachineset.Setup(mgr, o) },
 		v1alpha1.VirtualMachineSetGroupVersionKind, v1alpha1.VirtualMachineGroupVersionKind)
@@ -74,4 +87,5 @@ func SetupGated(mgr ctrl.Manager, o controller.Options, clients *pve.Cache, setu
 	// A template owns the StorageDownloadURL of its image.
 	setups.Register(v1alpha1.VirtualMachineTemplateKind, func() error { return virtualmachinetemplate.Setup(mgr, o, clients, vmids) },
 		v1alpha1.VirtualMachineTemplateGroupVersionKind, v1alpha1.StorageDownloadURLGroupVersionKind)
+	return nil
 }

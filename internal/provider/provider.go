@@ -52,7 +52,6 @@ import (
 	"github.com/kubemox/provider-proxmox/apis"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 	pxcontroller "github.com/kubemox/provider-proxmox/internal/controller"
-	"github.com/kubemox/provider-proxmox/internal/controller/connection"
 	"github.com/kubemox/provider-proxmox/internal/controller/gated"
 	pxmetrics "github.com/kubemox/provider-proxmox/internal/metrics"
 )
@@ -198,15 +197,16 @@ func New(cfg *rest.Config, o Options) (*Provider, error) {
 		return nil, errors.Wrap(err, errRegisterProxmox)
 	}
 	clients := pve.NewCache(pve.WithMetrics(pm), pve.WithFence(fence))
-	pxcontroller.SetupGated(mgr, co, clients, setups)
+	if err := pxcontroller.SetupGated(mgr, co, clients, setups); err != nil {
+		return nil, err
+	}
 	return &Provider{Manager: mgr, Clients: clients, Controllers: setups}, nil
 }
 
-// managerOptions keeps Secret data out of every cache. The manager's client
+// managerOptions keeps Secrets out of every cache. The manager's client
 // reads Secrets straight from the API server (a cached read would start a
-// cluster-wide informer holding every Secret's data), and the only Secret
-// informer is the ProxmoxConnection controller's metadata-only watch, whose
-// transform also drops annotations and managed fields.
+// cluster-wide informer holding every Secret's data); changes are seen by
+// secrets.Watch, which keeps no Secret at all.
 //
 // The CRD gate watches every CRD in the cluster; its cache keeps them without
 // their OpenAPI schemas (by far their largest part), so hundreds of unrelated
@@ -224,7 +224,6 @@ func managerOptions(s *runtime.Scheme, o Options) manager.Options {
 			SyncPeriod:       &o.SyncPeriod,
 			DefaultTransform: cache.TransformStripManagedFields(),
 			ByObject: map[client.Object]cache.ByObject{
-				&corev1.Secret{}: {Transform: connection.SecretMetadataTransform},
 				&apiextensionsv1.CustomResourceDefinition{}: {Transform: customresourcesgate.TransformStripCRDSchema},
 			},
 		},

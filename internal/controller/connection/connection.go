@@ -52,6 +52,7 @@ import (
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 	"github.com/kubemox/provider-proxmox/internal/controller/gated"
 	"github.com/kubemox/provider-proxmox/internal/controller/ratelimit"
+	"github.com/kubemox/provider-proxmox/internal/controller/secrets"
 )
 
 const (
@@ -75,8 +76,9 @@ func ControllerName() string {
 
 // Setup adds the ProxmoxConnection controller to the manager. Clients it
 // verifies are stored in clients, where managed-resource controllers find
-// them by connection name.
-func Setup(mgr ctrl.Manager, o controller.Options, clients *pve.Cache) error {
+// them by connection name. A change of a Secret a connection references,
+// seen by secretWatch, reconciles that connection at once.
+func Setup(mgr ctrl.Manager, o controller.Options, clients *pve.Cache, secretWatch *secrets.Watch) error {
 	name := ControllerName()
 
 	if err := gated.IndexField(mgr, &v1alpha1.ProxmoxConnection{}, IndexSecretRefs, secretRefKeys); err != nil {
@@ -94,7 +96,7 @@ func Setup(mgr ctrl.Manager, o controller.Options, clients *pve.Cache) error {
 		Named(name).
 		WithOptions(o.ForControllerRuntime()).
 		For(&v1alpha1.ProxmoxConnection{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		WatchesMetadata(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(connectionsReferencingSecret(mgr.GetClient(), o.Logger))).
+		WatchesRawSource(secretWatch.Source(connectionsReferencingSecret(mgr.GetClient(), o.Logger))).
 		Watches(&v1alpha1.ProviderConfigUsage{}, handler.EnqueueRequestsFromMapFunc(connectionOfUsage)).
 		WatchesRawSource(source.Channel(r.endpointEvents, &handler.EnqueueRequestForObject{})).
 		Complete(ratelimit.NewReconciler(name, r, o.GlobalRateLimiter))
@@ -146,12 +148,12 @@ func WithClientFactory(fn func(pve.Config) (*pve.Client, error)) ReconcilerOptio
 }
 
 // NewReconciler returns a ProxmoxConnection reconciler. kube reads and writes
-// connections and usages; secrets must read Secrets from the API server
-// directly, never through an informer cache.
-func NewReconciler(kube client.Client, secrets client.Reader, clients *pve.Cache, o ...ReconcilerOption) *Reconciler {
+// connections and usages; secretReader must read Secrets from the API
+// server directly, never through an informer cache.
+func NewReconciler(kube client.Client, secretReader client.Reader, clients *pve.Cache, o ...ReconcilerOption) *Reconciler {
 	r := &Reconciler{
 		kube:      kube,
-		secrets:   secrets,
+		secrets:   secretReader,
 		clients:   clients,
 		newClient: pve.New,
 		poll:      time.Minute,

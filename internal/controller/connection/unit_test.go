@@ -97,30 +97,6 @@ func TestConnectionOfUsage(t *testing.T) {
 	}
 }
 
-func TestSecretMetadataTransform(t *testing.T) {
-	in := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
-		Name: "s", Namespace: "ns", ResourceVersion: "7", Labels: map[string]string{"l": "v"},
-		Annotations:   map[string]string{"kubectl.kubernetes.io/last-applied-configuration": `{"stringData":{"password":"p"}}`},
-		ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl"}},
-	}}
-	out, err := SecretMetadataTransform(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := out.(*metav1.PartialObjectMetadata)
-	if m.Annotations != nil || m.ManagedFields != nil {
-		t.Errorf("annotations or managed fields survived: %+v", m.ObjectMeta)
-	}
-	if m.Name != "s" || m.ResourceVersion != "7" || m.Labels["l"] != "v" {
-		t.Errorf("identity lost: %+v", m.ObjectMeta)
-	}
-
-	full, _ := SecretMetadataTransform(&corev1.Secret{Data: map[string][]byte{"k": []byte("v")}})
-	if full.(*corev1.Secret).Data != nil {
-		t.Errorf("a full Secret kept its data in the cache")
-	}
-}
-
 func TestResolveCredentials(t *testing.T) {
 	s := runtime.NewScheme()
 	_ = corev1.AddToScheme(s)

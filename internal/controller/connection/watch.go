@@ -19,8 +19,6 @@ package connection
 import (
 	"context"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -82,23 +80,4 @@ func connectionOfUsage(_ context.Context, o client.Object) []reconcile.Request {
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: ref.Name}}}
-}
-
-// SecretMetadataTransform is the informer cache transform for Secrets. The
-// provider watches Secrets as metadata only; this also drops the annotations
-// (kubectl apply copies the whole Secret, stringData included, into
-// kubectl.kubernetes.io/last-applied-configuration) and the managed fields,
-// so the cache holds names, namespaces, labels and resourceVersions, never
-// credential material. Should a full Secret ever reach it, its data is
-// dropped too.
-func SecretMetadataTransform(in any) (any, error) {
-	if s, ok := in.(*corev1.Secret); ok {
-		s.Data = nil
-		s.StringData = nil
-	}
-	if m, err := meta.Accessor(in); err == nil {
-		m.SetAnnotations(nil)
-		m.SetManagedFields(nil)
-	}
-	return in, nil
 }

@@ -19,7 +19,6 @@ package customcertificate
 import (
 	"context"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -33,13 +32,15 @@ import (
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 	"github.com/kubemox/provider-proxmox/internal/controller/guest"
+	"github.com/kubemox/provider-proxmox/internal/controller/secrets"
 )
 
 // Setup adds the CustomCertificate controller to mgr. A change of a TLS
-// Secret a resource names (seen through the metadata-only Secret watch the
-// connection controller shares: values never enter the cache) reconciles
-// that resource at once, so a renewed certificate is uploaded at once.
-func Setup(mgr ctrl.Manager, o controller.Options, clients *pve.Cache) error {
+// Secret a resource names (seen through secretWatch, the Secret watch every
+// controller shares: values never enter the provider's memory unasked)
+// reconciles that resource at once, so a renewed certificate is uploaded at
+// once.
+func Setup(mgr ctrl.Manager, o controller.Options, clients *pve.Cache, secretWatch *secrets.Watch) error {
 	recorder := guest.Recorder(mgr, o, guest.ControllerName(v1alpha1.CustomCertificateGroupVersionKind))
 	c := &connector{
 		kube: mgr.GetClient(), fresh: mgr.GetAPIReader(), clients: clients, record: recorder,
@@ -51,7 +52,7 @@ func Setup(mgr ctrl.Manager, o controller.Options, clients *pve.Cache) error {
 		List:      &v1alpha1.CustomCertificateList{},
 		Connector: c,
 		Watch: func(b *builder.Builder) *builder.Builder {
-			return b.WatchesMetadata(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(namingSecret(mgr.GetClient())))
+			return b.WatchesRawSource(secretWatch.Source(namingSecret(mgr.GetClient())))
 		},
 	})
 }

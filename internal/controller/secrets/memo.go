@@ -22,7 +22,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -31,14 +30,14 @@ import (
 
 // Memo reads keys of Secrets that resources read on every poll (a VM's
 // cloud-init passwordFrom) and reads each Secret from the API server only
-// when its resourceVersion in the metadata informer differs from the one it
-// was last read at: a Secret that does not change costs no request.
+// when the Secret watch saw its resourceVersion move from the one it was
+// last read at: a Secret that does not change costs no request.
 //
 // The values it keeps are those of Secrets some resource names, each one
 // once, never a Secret nobody asked for. Safe for concurrent use.
 type Memo struct {
-	metadata client.Reader // the manager's cache: Secrets as metadata only
-	api      client.Reader // uncached
+	watch *Watch        // follows the resourceVersions of the Secrets read here
+	api   client.Reader // uncached
 
 	mu   sync.Mutex
 	read map[types.NamespacedName]memoEntry
@@ -49,11 +48,10 @@ type memoEntry struct {
 	data            map[string][]byte
 }
 
-// NewMemo returns a Memo that checks resourceVersions in metadata (a cache
-// holding Secrets as metav1.PartialObjectMetadata) and reads Secrets from
-// api.
-func NewMemo(metadata, api client.Reader) *Memo {
-	return &Memo{metadata: metadata, api: api, read: map[types.NamespacedName]memoEntry{}}
+// NewMemo returns a Memo that learns of changes from watch and reads
+// Secrets from api.
+func NewMemo(watch *Watch, api client.Reader) *Memo {
+	return &Memo{watch: watch, api: api, read: map[types.NamespacedName]memoEntry{}}
 }
 
 // Key returns key of Secret nn, as Reader.Key does.
@@ -69,11 +67,12 @@ func (m *Memo) Key(ctx context.Context, nn types.NamespacedName, key string) (Ke
 	return Key{Value: v, ResourceVersion: e.resourceVersion}, nil
 }
 
-// secret returns the remembered Secret when the metadata informer shows it
-// at the version it was read at, and reads it again otherwise.
+// secret returns the remembered Secret when the watch shows it at the
+// version it was read at, and reads it again otherwise (the watch does not
+// know the version until the Secret changes or was read once since it was
+// followed).
 func (m *Memo) secret(ctx context.Context, nn types.NamespacedName) (memoEntry, error) {
-	current, err := m.currentVersion(ctx, nn)
-	if err == nil {
+	if current, ok := m.watch.Version(nn); ok {
 		m.mu.Lock()
 		e, ok := m.read[nn]
 		m.mu.Unlock()
@@ -81,6 +80,7 @@ func (m *Memo) secret(ctx context.Context, nn types.NamespacedName) (memoEntry, 
 			return e, nil
 		}
 	}
+	mark := m.watch.Follow(nn)
 	s := &corev1.Secret{}
 	if err := m.api.Get(ctx, nn, s); err != nil {
 		if kerrors.IsNotFound(err) {
@@ -88,6 +88,7 @@ func (m *Memo) secret(ctx context.Context, nn types.NamespacedName) (memoEntry, 
 		}
 		return memoEntry{}, err
 	}
+	m.watch.Learned(nn, s.GetResourceVersion(), mark)
 	e := memoEntry{resourceVersion: s.GetResourceVersion(), data: s.Data}
 	m.mu.Lock()
 	m.read[nn] = e
@@ -95,19 +96,8 @@ func (m *Memo) secret(ctx context.Context, nn types.NamespacedName) (memoEntry, 
 	return e, nil
 }
 
-// currentVersion is the Secret's resourceVersion in the metadata informer.
-// Any error (not there yet, the cache not synced) means "unknown", and the
-// Secret is read from the API server.
-func (m *Memo) currentVersion(ctx context.Context, nn types.NamespacedName) (string, error) {
-	pm := &metav1.PartialObjectMetadata{}
-	pm.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
-	if err := m.metadata.Get(ctx, nn, pm); err != nil {
-		return "", err
-	}
-	return pm.GetResourceVersion(), nil
-}
-
 func (m *Memo) forget(nn types.NamespacedName) {
+	m.watch.Unfollow(nn)
 	m.mu.Lock()
 	delete(m.read, nn)
 	m.mu.Unlock()

@@ -25,28 +25,45 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 )
 
-// countingReader counts the reads that reach the API server.
+// countingReader counts the reads that reach the API server; beforeReturn,
+// if set, runs after each read and before it returns.
 type countingReader struct {
 	client.Reader
-	gets atomic.Int32
+	gets         atomic.Int32
+	beforeReturn func()
 }
 
 func (r *countingReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, o ...client.GetOption) error {
 	r.gets.Add(1)
-	return r.Reader.Get(ctx, key, obj, o...)
+	err := r.Reader.Get(ctx, key, obj, o...)
+	if r.beforeReturn != nil {
+		r.beforeReturn()
+	}
+	return err
 }
 
-// unsynced is a metadata cache that knows nothing yet.
-type unsynced struct{ client.Reader }
-
-func (unsynced) Get(context.Context, client.ObjectKey, client.Object, ...client.GetOption) error {
-	return kerrors.NewNotFound(schema.GroupResource{Resource: "secrets"}, "")
+// changeSecret writes a new value to the Secret and, when seen, tells the
+// watch about it as its reflector would.
+func changeSecret(ctx context.Context, t *testing.T, kube client.Client, w *Watch, nn types.NamespacedName, value string, seen bool) {
+	t.Helper()
+	s := &corev1.Secret{}
+	if err := kube.Get(ctx, nn, s); err != nil {
+		t.Fatal(err)
+	}
+	s.Data = map[string][]byte{"pw": []byte(value)}
+	if err := kube.Update(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	if seen {
+		if err := w.Update(s); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 func TestMemoKey(t *testing.T) {
@@ -56,14 +73,13 @@ func TestMemoKey(t *testing.T) {
 		gets int32 // API server reads so far
 	}
 	cases := map[string]struct {
-		reason   string
-		metadata func(client.Client) client.Reader
-		change   func(context.Context, client.Client) error
-		reads    []read
+		reason string
+		// change runs before the second read.
+		change func(context.Context, *testing.T, client.Client, *Watch)
+		reads  []read
 	}{
 		"Unchanged": {
-			reason:   "A Secret whose resourceVersion did not move is read from the API server once.",
-			metadata: func(c client.Client) client.Reader { return c },
+			reason: "A Secret whose resourceVersion did not move is read from the API server once.",
 			reads: []read{
 				{Key{Value: []byte("one"), ResourceVersion: "1"}, 1},
 				{Key{Value: []byte("one"), ResourceVersion: "1"}, 1},
@@ -71,15 +87,9 @@ func TestMemoKey(t *testing.T) {
 			},
 		},
 		"Changed": {
-			reason:   "A new resourceVersion in the metadata cache makes the Secret be read again.",
-			metadata: func(c client.Client) client.Reader { return c },
-			change: func(ctx context.Context, c client.Client) error {
-				s := &corev1.Secret{}
-				if err := c.Get(ctx, nn, s); err != nil {
-					return err
-				}
-				s.Data = map[string][]byte{"pw": []byte("two")}
-				return c.Update(ctx, s)
+			reason: "A new resourceVersion seen by the watch makes the Secret be read again, once.",
+			change: func(ctx context.Context, t *testing.T, c client.Client, w *Watch) {
+				changeSecret(ctx, t, c, w, nn, "two", true)
 			},
 			reads: []read{
 				{Key{Value: []byte("one"), ResourceVersion: "1"}, 1},
@@ -87,12 +97,27 @@ func TestMemoKey(t *testing.T) {
 				{Key{Value: []byte("two"), ResourceVersion: "2"}, 2},
 			},
 		},
-		"MetadataUnknown": {
-			reason:   "While the metadata cache does not know the Secret, every read goes to the API server.",
-			metadata: func(c client.Client) client.Reader { return unsynced{c} },
+		"NotSeenYet": {
+			reason: "Until the watch delivers a change the remembered value is used; the watch's event then makes it read again.",
+			change: func(ctx context.Context, t *testing.T, c client.Client, w *Watch) {
+				changeSecret(ctx, t, c, w, nn, "two", false)
+			},
 			reads: []read{
 				{Key{Value: []byte("one"), ResourceVersion: "1"}, 1},
-				{Key{Value: []byte("one"), ResourceVersion: "1"}, 2},
+				{Key{Value: []byte("one"), ResourceVersion: "1"}, 1},
+			},
+		},
+		"UnrelatedSecretChanged": {
+			reason: "A change of another Secret costs no read.",
+			change: func(_ context.Context, t *testing.T, _ client.Client, w *Watch) {
+				other := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "other", ResourceVersion: "9"}}
+				if err := w.Update(other); err != nil {
+					t.Fatal(err)
+				}
+			},
+			reads: []read{
+				{Key{Value: []byte("one"), ResourceVersion: "1"}, 1},
+				{Key{Value: []byte("one"), ResourceVersion: "1"}, 1},
 			},
 		},
 	}
@@ -104,12 +129,11 @@ func TestMemoKey(t *testing.T) {
 				Data:       map[string][]byte{"pw": []byte("one")},
 			}).Build()
 			api := &countingReader{Reader: kube}
-			m := NewMemo(tc.metadata(kube), api)
+			w := NewWatch(nil)
+			m := NewMemo(w, api)
 			for i, r := range tc.reads {
 				if i == 1 && tc.change != nil {
-					if err := tc.change(ctx, kube); err != nil {
-						t.Fatal(err)
-					}
+					tc.change(ctx, t, kube, w)
 				}
 				got, err := m.Key(ctx, nn, "pw")
 				if err != nil {
@@ -126,24 +150,58 @@ func TestMemoKey(t *testing.T) {
 	}
 }
 
-// A deleted Secret is the API server's NotFound, and its value is forgotten.
+// A change the watch reports while the Secret is being read may be newer
+// than the read: the watch's version stands, so the next read goes to the
+// API server again instead of keeping the older value for good.
+func TestMemoChangeDuringRead(t *testing.T) {
+	ctx := context.Background()
+	nn := types.NamespacedName{Namespace: "ns", Name: "ci"}
+	kube := fake.NewClientBuilder().WithObjects(&corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: nn.Namespace, Name: nn.Name, ResourceVersion: "1"},
+		Data:       map[string][]byte{"pw": []byte("one")},
+	}).Build()
+	api := &countingReader{Reader: kube}
+	w := NewWatch(nil)
+	m := NewMemo(w, api)
+	api.beforeReturn = func() {
+		api.beforeReturn = nil
+		changeSecret(ctx, t, kube, w, nn, "two", true)
+	}
+	if got, err := m.Key(ctx, nn, "pw"); err != nil || string(got.Value) != "one" {
+		t.Fatalf("first read: %q, %v", got.Value, err)
+	}
+	got, err := m.Key(ctx, nn, "pw")
+	if err != nil || string(got.Value) != "two" || api.gets.Load() != 2 {
+		t.Fatalf("after a change seen during the first read: %q, %v, %d API reads; want \"two\" after 2 reads", got.Value, err, api.gets.Load())
+	}
+	if _, err := m.Key(ctx, nn, "pw"); err != nil || api.gets.Load() != 2 {
+		t.Fatalf("third read: %v, %d API reads, want 2", err, api.gets.Load())
+	}
+}
+
+// A deleted Secret is the API server's NotFound, and its value is forgotten,
+// as is its version.
 func TestMemoDeleted(t *testing.T) {
 	ctx := context.Background()
 	nn := types.NamespacedName{Namespace: "ns", Name: "ci"}
 	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: nn.Namespace, Name: nn.Name}, Data: map[string][]byte{"pw": []byte("one")}}
 	kube := fake.NewClientBuilder().WithObjects(s).Build()
-	m := NewMemo(kube, kube)
+	w := NewWatch(nil)
+	m := NewMemo(w, kube)
 	if _, err := m.Key(ctx, nn, "pw"); err != nil {
 		t.Fatal(err)
 	}
 	if err := kube.Delete(ctx, s); err != nil {
 		t.Fatal(err)
 	}
+	if err := w.Delete(s); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := m.Key(ctx, nn, "pw"); !kerrors.IsNotFound(err) {
 		t.Fatalf("Key of a deleted Secret = %v, want NotFound", err)
 	}
-	if len(m.read) != 0 {
-		t.Errorf("the memo still holds %d Secrets after the only one was deleted", len(m.read))
+	if len(m.read) != 0 || len(w.followed) != 0 {
+		t.Errorf("the memo still holds %d Secrets and the watch follows %d after the only one was deleted", len(m.read), len(w.followed))
 	}
 	if _, err := m.Key(ctx, nn, "other"); !kerrors.IsNotFound(err) {
 		t.Fatalf("Key of a deleted Secret = %v, want NotFound", err)

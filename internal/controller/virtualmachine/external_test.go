@@ -67,7 +67,7 @@ func newFixture(t *testing.T, opts pvesim.Options) *fixture {
 	kube := guesttest.FakeKube(t, &v1alpha1.VirtualMachine{})
 	log := &guesttest.EventLog{}
 	return &fixture{sim: sim, cl: cl, kube: kube, log: log, conn: &connector{
-		Deps: guesttest.Deps(kube, log), secrets: secrets.NewMemo(kube, kube), agentAsked: guest.NewStamps(),
+		Deps: guesttest.Deps(kube, log), secrets: secrets.NewMemo(secrets.NewWatch(nil), kube), agentAsked: guest.NewStamps(),
 	}}
 }
 
