@@ -13,7 +13,7 @@
 #
 # Environment: CONTROLPLANE_DIR (state, default ${XDG_RUNTIME_DIR:-/tmp}/provider-proxmox-cp),
 # PROVIDER_PROXMOX_CACHE (as in build-tools.sh) or CONTROLPLANE_BIN (the binaries' dir),
-# ETCD_PORT, API_PORT.
+# ETCD_PORT, API_PORT, OWNER_PID (a pid: stop everything once that process is gone).
 set -euo pipefail
 
 CACHE_DIR=${PROVIDER_PROXMOX_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/provider-proxmox}
@@ -174,6 +174,7 @@ cmd_up() {
 	cmd_down # a half-started or crashed instance: start from scratch
 	mkdir -p "$STATE/logs" "$STATE/etcd"
 	chmod 700 "$STATE"
+	watch_owner "$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"
 	choose_ports
 	make_pki
 	write_kubeconfig
@@ -187,6 +188,7 @@ cmd_up() {
 
 cmd_down() {
 	[ -d "$STATE" ] || return 0
+	stop_owner_watch
 	stop_all
 	rm -rf "$STATE"
 }

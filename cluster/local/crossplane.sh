@@ -28,7 +28,7 @@
 # (core's metrics and probes on free ports). Each step says how long it took.
 #
 # Environment: CROSSPLANE_DIR (state, default ${XDG_RUNTIME_DIR:-/tmp}/provider-proxmox-xp),
-# PROVIDER_PROXMOX_CACHE (as in build-tools.sh).
+# PROVIDER_PROXMOX_CACHE (as in build-tools.sh), OWNER_PID (as in controlplane.sh).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -70,7 +70,8 @@ kc() { "$BIN/kubectl" --kubeconfig "$ADMIN_KUBECONFIG" "$@"; }
 
 # ------------------------------------------------------------------ up
 start_controlplane() {
-	ADMIN_KUBECONFIG=$(CONTROLPLANE_DIR=$STATE/cp CONTROLPLANE_BIN=$BIN "$ROOT/cluster/local/controlplane.sh" up | tail -n 1)
+	# No watchdog of its own (OWNER_PID unset): this script's down stops it.
+	ADMIN_KUBECONFIG=$(OWNER_PID='' CONTROLPLANE_DIR=$STATE/cp CONTROLPLANE_BIN=$BIN "$ROOT/cluster/local/controlplane.sh" up | tail -n 1)
 	export KUBECONFIG=$ADMIN_KUBECONFIG # crossplane-core reads it (controller-runtime GetConfig)
 }
 
@@ -161,6 +162,7 @@ cmd_up() {
 	cmd_down # a half-started or crashed instance: start from scratch
 	mkdir -p "$STATE/logs" "$STATE/xp/cache"
 	chmod 700 "$STATE"
+	watch_owner "$ROOT/cluster/local/crossplane.sh"
 	local start=$SECONDS
 	step "starting etcd, kube-apiserver and kube-controller-manager" start_controlplane
 	step "crossplane core init (Crossplane's CRDs and certificates)" init_core
@@ -368,6 +370,7 @@ cmd_down() {
 	[ -d "$STATE" ] || return 0
 	local f fns=()
 	for f in "$STATE"/fn-*.pid; do [ -e "$f" ] && fns+=("$(basename "$f" .pid)"); done
+	stop_owner_watch
 	stop_bg provider "${fns[@]}" rbac-manager crossplane registry
 	CONTROLPLANE_DIR=$STATE/cp CONTROLPLANE_BIN=$BIN "$ROOT/cluster/local/controlplane.sh" down
 	rm -rf "$STATE"

@@ -63,6 +63,26 @@ stop_bg() {
 	return 0
 }
 
+# watch_owner SCRIPT: when OWNER_PID names a process (a test or benchmark), starts a watchdog
+# that runs `SCRIPT down` once that process is gone, however it ended: a `go test` timeout
+# panics past every cleanup, and would leave this instance running for good. Without
+# OWNER_PID (make demo, a user) the instance lives until `down`.
+watch_owner() {
+	[ -n "${OWNER_PID:-}" ] || return 0
+	# shellcheck disable=SC2016 # expanded by the watchdog's shell
+	start_bg owner-watch bash -c 'while kill -0 "$1" 2>/dev/null; do sleep 2; done; exec "$2" down' \
+		owner-watch "$OWNER_PID" "$1"
+}
+
+# stop_owner_watch: stops the watchdog, unless this is the watchdog running `down`.
+stop_owner_watch() {
+	if [ "$(pid_of owner-watch)" = "$$" ]; then
+		rm -f "$STATE/owner-watch.pid" "$STATE/owner-watch.exe"
+		return 0
+	fi
+	stop_bg owner-watch
+}
+
 # wait_for SECONDS CMD...: polls CMD until it succeeds; fails after SECONDS.
 wait_for() {
 	local deadline=$((SECONDS + $1))

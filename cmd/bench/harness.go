@@ -191,6 +191,8 @@ func (w *world) startProvider(ctx context.Context) (*process, error) {
 		"--poll="+w.set.poll.String(), "--max-reconcile-rate="+strconv.Itoa(w.set.rate),
 		"--metrics-bind-address="+p.metrics, "--health-probe-bind-address=")
 	p.cmd.Env = append(os.Environ(), "KUBECONFIG="+w.kubeconfig)
+	// Killed with this program too, however it ends.
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
 	if err := p.cmd.Start(); err != nil {
 		return nil, errors.Wrap(err, "cannot start the provider")

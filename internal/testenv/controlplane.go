@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -75,8 +76,10 @@ func startScript(name, stateVar, statePrefix string, binaries []string) (*localS
 		return nil, scriptOutput{}, errors.Wrap(err, "cannot create a state directory")
 	}
 	s := &localScript{
-		path:  filepath.Join(root, "cluster", "local", name),
-		env:   append(os.Environ(), stateVar+"="+state, "CONTROLPLANE_BIN="+assets, "PROVIDER_PROXMOX_CACHE="+cacheDir(assets)),
+		path: filepath.Join(root, "cluster", "local", name),
+		// OWNER_PID: the script tears the instance down once this process is gone, even
+		// after a test timeout's panic skipped every cleanup.
+		env:   append(os.Environ(), "OWNER_PID="+strconv.Itoa(os.Getpid()), stateVar+"="+state, "CONTROLPLANE_BIN="+assets, "PROVIDER_PROXMOX_CACHE="+cacheDir(assets)),
 		state: state,
 	}
 	out, err := s.run(controlPlaneTimeout, "up")

@@ -2,6 +2,12 @@ package testenv_test
 
 import (
 	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -70,5 +76,60 @@ func waitGone(ctx context.Context, t *testing.T, c client.Client, obj client.Obj
 	})
 	if err != nil {
 		t.Fatalf("waiting for %s: %v", what, err)
+	}
+}
+
+// A control plane started for a process that then dies without stopping it
+// (a `go test` timeout panics past every cleanup) stops by itself: its
+// processes end and its state goes.
+func TestControlPlaneStopsWhenItsOwnerIsGone(t *testing.T) {
+	env.Require(t)
+	assets, err := testenv.BinaryAssetsDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	script, err := filepath.Abs("../../cluster/local/controlplane.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner := exec.Command("sleep", "600")
+	if err := owner.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = owner.Process.Kill() })
+	state := filepath.Join(t.TempDir(), "cp")
+	run := func(args ...string) []byte {
+		// Not t.Context(): the cleanup's down runs after it is cancelled.
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, script, args...)
+		cmd.Env = append(os.Environ(), "OWNER_PID="+strconv.Itoa(owner.Process.Pid), "CONTROLPLANE_DIR="+state, "CONTROLPLANE_BIN="+assets)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("controlplane.sh %s: %v", strings.Join(args, " "), err)
+		}
+		return out
+	}
+	run("up")
+	t.Cleanup(func() { run("down") })
+	raw, err := os.ReadFile(filepath.Join(state, "kube-apiserver.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	apiserver, err := strconv.Atoi(strings.TrimSpace(string(raw)))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	_ = owner.Process.Kill()
+	_ = owner.Wait()
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	err = wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(context.Context) (bool, error) {
+		_, statErr := os.Stat(state)
+		return os.IsNotExist(statErr) && syscall.Kill(apiserver, 0) != nil, nil
+	})
+	if err != nil {
+		t.Fatalf("kube-apiserver (pid %d) still running or %s still there a minute after its owner died", apiserver, state)
 	}
 }

@@ -68,6 +68,8 @@ func StartProcess(t *testing.T, binary, kubeconfig string, args ...string) *Proc
 	p := &Process{logs: &SyncBuffer{}, done: make(chan struct{})}
 	p.cmd = exec.Command(binary, args...)
 	p.cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+	// Killed with the test binary too, when a timeout's panic skips the cleanup.
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	p.cmd.Stdout, p.cmd.Stderr = p.logs, p.logs
 	if err := p.cmd.Start(); err != nil {
 		t.Fatalf("start provider: %v", err)
