@@ -22,6 +22,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
+	"strconv"
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -76,11 +78,30 @@ func main() {
 	}
 }
 
+// defaultGCPercent is the provider's GC target unless GOGC says otherwise.
+// Its live heap is small (about 22 MiB with 2,000 VirtualMachines: informer
+// caches, schemes, the event correlator) next to the binary's 38 MiB of code
+// and tables, and Go's default (GOGC=100) lets the heap grow to twice the
+// live part before collecting. 50 keeps the resident set about 10 MiB lower
+// at 2,000 VMs for about 6% more CPU (README, "Performance").
+const defaultGCPercent = 50
+
+// setGCPercent applies defaultGCPercent unless the GOGC environment variable
+// is set, and returns the GC target in effect ("off" included).
+func setGCPercent() string {
+	if v, ok := os.LookupEnv("GOGC"); ok {
+		return v
+	}
+	debug.SetGCPercent(defaultGCPercent)
+	return strconv.Itoa(defaultGCPercent)
+}
+
 func run(args []string) error {
 	f, err := parseFlags(args)
 	if err != nil {
 		return err
 	}
+	gcPercent := setGCPercent()
 
 	zl := zap.New(zap.UseDevMode(f.debug))
 	ctrl.SetLogger(zl)
@@ -109,6 +130,6 @@ func run(args []string) error {
 		return err
 	}
 	zl.Info("Starting provider-proxmox", "version", version.Version, "sync", f.syncPeriod, "poll", f.pollInterval,
-		"max-reconcile-rate", f.maxReconcileRate, "management-policies", f.enableManagementPolicies)
+		"max-reconcile-rate", f.maxReconcileRate, "management-policies", f.enableManagementPolicies, "gogc", gcPercent)
 	return p.Start(ctrl.SetupSignalHandler())
 }
