@@ -17,6 +17,8 @@ limitations under the License.
 package main
 
 import (
+	"os"
+	"runtime/debug"
 	"testing"
 	"time"
 )
@@ -50,5 +52,30 @@ func TestFlags(t *testing.T) {
 	}
 	if f != want {
 		t.Errorf("flags = %+v, want %+v", f, want)
+	}
+}
+
+// The provider's GC target is 50 unless GOGC names one; Go reads GOGC itself
+// at start, so a set GOGC is left alone.
+func TestSetGCPercent(t *testing.T) {
+	t.Setenv("GOGC", "80") // restores GOGC after the test
+	before := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(before) })
+
+	if got := setGCPercent(); got != "80" {
+		t.Errorf("with GOGC=80: setGCPercent() = %q, want \"80\"", got)
+	}
+	if was := debug.SetGCPercent(100); was != 100 {
+		t.Errorf("with GOGC set, the GC target changed to %d", was)
+	}
+
+	if err := os.Unsetenv("GOGC"); err != nil {
+		t.Fatal(err)
+	}
+	if got := setGCPercent(); got != "50" {
+		t.Errorf("without GOGC: setGCPercent() = %q, want \"50\"", got)
+	}
+	if was := debug.SetGCPercent(100); was != defaultGCPercent {
+		t.Errorf("without GOGC the GC target is %d, want %d", was, defaultGCPercent)
 	}
 }
