@@ -42,6 +42,8 @@ const (
 	TaskFailuresTotal      = "proxmox_task_failures_total"
 	ConnectionReady        = "proxmox_connection_ready"
 	ClientRebuildsTotal    = "proxmox_client_rebuilds_total"
+	RequestsInFlight       = "proxmox_requests_in_flight"
+	RequestsWaiting        = "proxmox_requests_waiting"
 
 	LabelConnection = "connection"
 	LabelMethod     = "method"
@@ -80,6 +82,8 @@ type Proxmox struct {
 	taskFailures *prometheus.CounterVec
 	ready        *prometheus.GaugeVec
 	rebuilds     *prometheus.CounterVec
+	inFlight     *prometheus.GaugeVec
+	waiting      *prometheus.GaugeVec
 }
 
 // NewProxmox creates the collectors and registers them with reg. A
@@ -126,6 +130,18 @@ func NewProxmox(reg prometheus.Registerer) (*Proxmox, error) {
 	}, []string{LabelConnection})); err != nil {
 		return nil, err
 	}
+	if m.inFlight, err = register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: RequestsInFlight,
+		Help: "Requests to Proxmox VE holding one of the connection's maxConcurrentRequests slots (sent, answer not yet read).",
+	}, []string{LabelConnection})); err != nil {
+		return nil, err
+	}
+	if m.waiting, err = register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: RequestsWaiting,
+		Help: "Requests waiting for one of the connection's maxConcurrentRequests slots: above 0 for long, the connection is saturated (slow answers, or more resources than its slots serve per poll interval).",
+	}, []string{LabelConnection})); err != nil {
+		return nil, err
+	}
 	return m, nil
 }
 
@@ -152,6 +168,8 @@ func (m *Proxmox) Connection(connection string) *Connection {
 		latency:      m.latency.MustCurryWith(l),
 		taskDuration: m.taskDuration.MustCurryWith(l),
 		taskFailures: m.taskFailures.MustCurryWith(l),
+		inFlight:     m.inFlight.With(l),
+		waiting:      m.waiting.With(l),
 	}
 }
 
@@ -189,6 +207,8 @@ func (m *Proxmox) ForgetConnection(connection string) {
 	m.taskFailures.DeletePartialMatch(l)
 	m.ready.DeletePartialMatch(l)
 	m.rebuilds.DeletePartialMatch(l)
+	m.inFlight.DeletePartialMatch(l)
+	m.waiting.DeletePartialMatch(l)
 }
 
 // Connection is the part of the metrics one connection's client reports to.
@@ -198,6 +218,22 @@ type Connection struct {
 	latency      prometheus.ObserverVec
 	taskDuration prometheus.ObserverVec
 	taskFailures *prometheus.CounterVec
+	inFlight     prometheus.Gauge
+	waiting      prometheus.Gauge
+}
+
+// AddWaiting moves the count of requests waiting for a slot by delta.
+func (c *Connection) AddWaiting(delta int) {
+	if c != nil {
+		c.waiting.Add(float64(delta))
+	}
+}
+
+// AddInFlight moves the count of requests holding a slot by delta.
+func (c *Connection) AddInFlight(delta int) {
+	if c != nil {
+		c.inFlight.Add(float64(delta))
+	}
 }
 
 // ObserveRequest records one request: route is its template, never a raw

@@ -129,7 +129,7 @@ func newClient(cfg Config, wrapWire func(http.RoundTripper) http.RoundTripper) (
 	if cfg.Metrics != nil {
 		wire = &measured{next: wire, metrics: cfg.Metrics}
 	}
-	lim := &limiter{next: wire, sem: make(chan struct{}, limit), retired: c.retired, fence: cfg.Fence, timeout: timeout}
+	lim := &limiter{next: wire, sem: make(chan struct{}, limit), retired: c.retired, fence: cfg.Fence, timeout: timeout, metrics: cfg.Metrics}
 	if c.endpoints, err = newEndpointSet(urls); err != nil {
 		return nil, errors.Wrap(err, "invalid endpoint")
 	}

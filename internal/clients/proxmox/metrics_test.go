@@ -202,3 +202,49 @@ func TestTaskClockForgetsOldestBeyondItsBound(t *testing.T) {
 		t.Errorf("remembers %d tasks, bound %d", got, maxTrackedTasks)
 	}
 }
+
+// TestSaturationMetrics: a request holding the only slot counts as in
+// flight, one queued behind it as waiting, and both counts fall back to 0
+// once the answers are read.
+func TestSaturationMetrics(t *testing.T) {
+	h := &blockingHandler{arrived: make(chan struct{}, 10), release: make(chan struct{})}
+	srv, ca := tlsServer(t, h)
+	m, reg := newTestMetrics(t)
+	c := tokenClient(t, srv, ca, func(cfg *Config) {
+		cfg.MaxConcurrentRequests = 1
+		cfg.Metrics = m.Connection("lab")
+	})
+	conn := map[string]string{"connection": "lab"}
+	gauges := func() (inFlight, waiting float64) {
+		s := gatherSamples(t, reg)
+		inFlight, _ = s.Sum(metrics.RequestsInFlight, conn)
+		waiting, _ = s.Sum(metrics.RequestsWaiting, conn)
+		return inFlight, waiting
+	}
+
+	done := make(chan error, 2)
+	for range 2 {
+		go func() { done <- c.API().Get(t.Context(), "/version", nil) }()
+	}
+	<-h.arrived
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		inFlight, waiting := gauges()
+		if inFlight == 1 && waiting == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("in flight %v, waiting %v; want 1 and 1 with one slot and two requests", inFlight, waiting)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	close(h.release)
+	for range 2 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if inFlight, waiting := gauges(); inFlight != 0 || waiting != 0 {
+		t.Errorf("after both answers: in flight %v, waiting %v; want 0 and 0", inFlight, waiting)
+	}
+}

@@ -73,25 +73,24 @@ type limiter struct {
 	retired *atomic.Bool
 	fence   func() error // nil: always open
 	timeout time.Duration
+	metrics *metrics.Connection // counts waiting and in-flight requests; may be nil
 }
 
 func (l *limiter) RoundTrip(req *http.Request) (*http.Response, error) {
-	select {
-	case l.sem <- struct{}{}:
-	case <-req.Context().Done():
+	if err := l.acquire(req.Context()); err != nil {
 		closeRequestBody(req)
-		return nil, req.Context().Err()
+		return nil, err
 	}
 	// Checked again after the wait: retries, replays and logins also pass
 	// here, and none of them may reach the server once the client is retired.
 	if l.retired.Load() {
-		<-l.sem
+		l.release()
 		closeRequestBody(req)
 		return nil, ErrClientRetired
 	}
 	if l.fence != nil {
 		if err := l.fence(); err != nil {
-			<-l.sem
+			l.release()
 			closeRequestBody(req)
 			return nil, fmt.Errorf("%w: %w", ErrFenced, err)
 		}
@@ -100,11 +99,29 @@ func (l *limiter) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := l.next.RoundTrip(req.WithContext(ctx))
 	if err != nil {
 		cancel()
-		<-l.sem
+		l.release()
 		return nil, err
 	}
-	resp.Body = &releasingBody{ReadCloser: resp.Body, release: func() { cancel(); <-l.sem }}
+	resp.Body = &releasingBody{ReadCloser: resp.Body, release: func() { cancel(); l.release() }}
 	return resp, nil
+}
+
+// acquire waits for a slot, counted as waiting meanwhile.
+func (l *limiter) acquire(ctx context.Context) error {
+	l.metrics.AddWaiting(1)
+	defer l.metrics.AddWaiting(-1)
+	select {
+	case l.sem <- struct{}{}:
+		l.metrics.AddInFlight(1)
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (l *limiter) release() {
+	<-l.sem
+	l.metrics.AddInFlight(-1)
 }
 
 // measured reports each attempt that goes on the wire (a retry, a replay
