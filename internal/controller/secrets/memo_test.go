@@ -66,6 +66,18 @@ func changeSecret(ctx context.Context, t *testing.T, kube client.Client, w *Watc
 	}
 }
 
+// memoOfOneSecret is a Memo over an API server holding Secret nn at
+// resourceVersion 1 with pw "one", and a Watch that has seen nothing yet.
+func memoOfOneSecret(nn types.NamespacedName) (client.Client, *countingReader, *Watch, *Memo) {
+	kube := fake.NewClientBuilder().WithObjects(&corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: nn.Namespace, Name: nn.Name, ResourceVersion: "1"},
+		Data:       map[string][]byte{"pw": []byte("one")},
+	}).Build()
+	api := &countingReader{Reader: kube}
+	w := NewWatch(nil)
+	return kube, api, w, NewMemo(w, api)
+}
+
 func TestMemoKey(t *testing.T) {
 	nn := types.NamespacedName{Namespace: "ns", Name: "ci"}
 	type read struct {
@@ -124,13 +136,7 @@ func TestMemoKey(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			kube := fake.NewClientBuilder().WithObjects(&corev1.Secret{
-				ObjectMeta: metav1.ObjectMeta{Namespace: nn.Namespace, Name: nn.Name, ResourceVersion: "1"},
-				Data:       map[string][]byte{"pw": []byte("one")},
-			}).Build()
-			api := &countingReader{Reader: kube}
-			w := NewWatch(nil)
-			m := NewMemo(w, api)
+			kube, api, w, m := memoOfOneSecret(nn)
 			for i, r := range tc.reads {
 				if i == 1 && tc.change != nil {
 					tc.change(ctx, t, kube, w)
@@ -156,13 +162,7 @@ func TestMemoKey(t *testing.T) {
 func TestMemoChangeDuringRead(t *testing.T) {
 	ctx := context.Background()
 	nn := types.NamespacedName{Namespace: "ns", Name: "ci"}
-	kube := fake.NewClientBuilder().WithObjects(&corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: nn.Namespace, Name: nn.Name, ResourceVersion: "1"},
-		Data:       map[string][]byte{"pw": []byte("one")},
-	}).Build()
-	api := &countingReader{Reader: kube}
-	w := NewWatch(nil)
-	m := NewMemo(w, api)
+	kube, api, w, m := memoOfOneSecret(nn)
 	api.beforeReturn = func() {
 		api.beforeReturn = nil
 		changeSecret(ctx, t, kube, w, nn, "two", true)
