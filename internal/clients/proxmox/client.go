@@ -83,6 +83,7 @@ type Client struct {
 	listings  *listingMemo
 	metrics   *metrics.Connection
 	tasks     *taskClock
+	slots     int // MaxConcurrentRequests in effect
 
 	// proof is when an authenticated request last succeeded, and the
 	// version the last Verify read: see VerifiedWithin.
@@ -119,7 +120,7 @@ func newClient(cfg Config, wrapWire func(http.RoundTripper) http.RoundTripper) (
 
 	c := &Client{
 		retired: &atomic.Bool{}, resources: &resourcesMemo{}, metrics: cfg.Metrics, tasks: newTaskClock(),
-		proof: &authProof{now: time.Now}, listings: newListingMemo(),
+		proof: &authProof{now: time.Now}, listings: newListingMemo(), slots: limit,
 	}
 	c.base = baseTransport(tlsCfg, limit)
 	var wire http.RoundTripper = c.base
@@ -281,6 +282,10 @@ func baseTransport(tc *tls.Config, limit int) *http.Transport {
 	t.ForceAttemptHTTP2 = false
 	return t
 }
+
+// Slots is how many requests the client sends at once (MaxConcurrentRequests
+// in effect).
+func (c *Client) Slots() int { return c.slots }
 
 // API returns the underlying go-proxmox client. All its requests go through
 // this Client's transport (limits, retries, sessions, retirement).

@@ -154,3 +154,87 @@ func withClient(t *testing.T) *pve.Cache {
 	c.Store("lab", "gen1", cl)
 	return c
 }
+
+// blockingReconciler holds every reconcile until release is closed.
+type blockingReconciler struct {
+	started chan string
+	release chan struct{}
+}
+
+func (b *blockingReconciler) Reconcile(_ context.Context, req reconcile.Request) (reconcile.Result, error) {
+	b.started <- req.Name
+	<-b.release
+	return reconcile.Result{}, nil
+}
+
+// A connection's reconciles beyond turnsPerSlot per request slot are put
+// back without running, while another connection's still run (a slow
+// connection cannot take every worker), and the one put back is woken as
+// soon as a turn of its connection frees.
+func TestGateTurnsPerConnection(t *testing.T) {
+	s := runtime.NewScheme()
+	if err := v1alpha1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	on := func(conn string) func(*v1alpha1.VirtualMachine) {
+		return func(v *v1alpha1.VirtualMachine) { v.Spec.ConnectionRef = &v1alpha1.ConnectionReference{Name: conn} }
+	}
+	kube := fake.NewClientBuilder().WithScheme(s).WithObjects(
+		vm("a", "slow-1", on("slow")), vm("a", "slow-2", on("slow")), vm("a", "slow-3", on("slow")), vm("a", "fast-1", on("fast")),
+	).Build()
+	clients := pve.NewCache()
+	for _, conn := range []string{"slow", "fast"} {
+		cl, err := pve.New(pve.Config{Endpoint: "https://pve.example:8006", TokenID: "root@pam!t", Secret: "s", MaxConcurrentRequests: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		clients.Store(conn, "gen1", cl)
+	}
+	inner := &blockingReconciler{started: make(chan string, 4), release: make(chan struct{})}
+	g := Gate(inner, kube, clients, func() resource.Managed { return &v1alpha1.VirtualMachine{} }, time.Minute)
+	reconcileVM := func(name string) (reconcile.Result, error) {
+		return g.Reconcile(t.Context(), reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "a", Name: name}})
+	}
+
+	done := make(chan error, 3)
+	for _, name := range []string{"slow-1", "slow-2", "fast-1"} {
+		go func() {
+			_, err := reconcileVM(name)
+			done <- err
+		}()
+	}
+	for range 3 {
+		<-inner.started // 2 turns of "slow" (1 slot), 1 of "fast"
+	}
+	got, err := reconcileVM("slow-3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(reconcile.Result{RequeueAfter: turnWait}, got); diff != "" {
+		t.Errorf("a third reconcile of a 1-slot connection with two running: -want, +got:\n%s", diff)
+	}
+	if _, err := reconcileVM("slow-3"); err != nil { // put back twice, waits once
+		t.Fatal(err)
+	}
+	if len(g.wake) != 0 {
+		t.Fatalf("%d wakeups before any turn freed", len(g.wake))
+	}
+	close(inner.release)
+	for range 3 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(g.wake) != 1 {
+		t.Fatalf("%d wakeups after the turns freed, want 1 (for slow-3)", len(g.wake))
+	}
+	if woken := (<-g.wake).Object; woken.GetNamespace() != "a" || woken.GetName() != "slow-3" {
+		t.Errorf("woke %s/%s, want a/slow-3", woken.GetNamespace(), woken.GetName())
+	}
+	if _, err := reconcileVM("slow-3"); err != nil {
+		t.Fatal(err)
+	}
+	if len(inner.started) != 1 {
+		t.Errorf("once woken, the put-back reconcile did not run")
+	}
+}

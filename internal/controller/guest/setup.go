@@ -120,7 +120,8 @@ func SetupManaged[T resource.Managed](mgr ctrl.Manager, o controller.Options, cl
 	// token from the global rate limiter.
 	limited := ratelimit.NewReconciler(name, errors.WithSilentRequeueOnConflict(r), o.GlobalRateLimiter)
 	newManaged := func() resource.Managed { return k.Object.DeepCopyObject().(resource.Managed) } //nolint:forcetypeassert // a copy of a T, which is a resource.Managed
-	return b.Complete(dependents.Gate(limited, mgr.GetClient(), clients, newManaged, PollIntervalOf(o)))
+	gated := dependents.Gate(limited, mgr.GetClient(), clients, newManaged, PollIntervalOf(o))
+	return b.WatchesRawSource(gated.Wakeups()).Complete(gated)
 }
 
 func pollSoonOrNever(soon func(mg resource.Managed) bool) func(mg resource.Managed) bool {
