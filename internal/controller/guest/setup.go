@@ -81,8 +81,9 @@ func PollIntervalOf(o controller.Options) time.Duration {
 // confirmed by Observe itself (no creation grace period), resources with a
 // task under way are polled within seconds, resources of a connection whose
 // client was replaced are re-observed at once, those of a connection that is
-// down wait for it once they report it (dependents.Gate), and the kind's
-// state metrics are published.
+// down wait for it once they report it, those of a slow connection wait for
+// a turn rather than take every worker (both dependents.Gate), and the
+// kind's state metrics are published.
 func SetupManaged[T resource.Managed](mgr ctrl.Manager, o controller.Options, clients *pve.Cache, recorder event.Recorder, k ManagedKind[T]) error {
 	name := ControllerName(k.GVK)
 	opts := []managed.ReconcilerOption{
