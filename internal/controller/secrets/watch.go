@@ -183,27 +183,31 @@ func (w *Watch) Resync() error { return nil }
 // every listed Secret counts as changed, and a followed Secret missing from
 // the list as deleted.
 func (w *Watch) Replace(list []any, _ string) error {
-	listed := make(map[types.NamespacedName]bool, len(list))
+	gone := w.followedNames()
 	for _, obj := range list {
 		nn, rv, err := nameAndVersion(obj)
 		if err != nil {
 			return err
 		}
-		listed[nn] = true
+		delete(gone, nn)
 		w.record(nn, rv)
 	}
-	var gone []types.NamespacedName
-	w.mu.Lock()
-	for nn := range w.followed {
-		if !listed[nn] {
-			gone = append(gone, nn)
-		}
-	}
-	w.mu.Unlock()
-	for _, nn := range gone {
+	for nn := range gone {
 		w.record(nn, "")
 	}
 	return nil
+}
+
+// followedNames is a copy of the names of the followed Secrets: few, unlike
+// the Secrets a list returns.
+func (w *Watch) followedNames() map[types.NamespacedName]bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	names := make(map[types.NamespacedName]bool, len(w.followed))
+	for nn := range w.followed {
+		names[nn] = true
+	}
+	return names
 }
 
 // Transformer trims what the reflector keeps while it streams the initial
