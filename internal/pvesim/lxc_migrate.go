@@ -24,6 +24,31 @@ func registerLXCMigrateRoutes(r *router, vm string, nv func(...ParamSpec) []Para
 	target.Required = true
 	r.handle(RouteSpec{Method: http.MethodPost, Path: vm + "/migrate", Params: nv(target, pNumber("bwlimit").min(0),
 		pBool("online"), pBool("restart"), pString("target-storage"), pInt("timeout"))}, handleLXCMigrate)
+	r.handle(RouteSpec{Method: http.MethodGet, Path: vm + "/migrate", Params: nv(lxcOptionalNode("target"))}, handleLXCMigratePrecondition)
+}
+
+// handleLXCMigratePrecondition is pve-container's migrate_vm_precondition: the config must
+// be on {node} and unlocked; it reports the power state and every other node as allowed,
+// since only HA resource-affinity rules (not modelled here) put a node among
+// not-allowed-nodes. Unlike qemu-server's, its keys are dashed, and a node only appears in
+// not-allowed-nodes when something blocks it. The target parameter is ignored.
+func handleLXCMigratePrecondition(s *Server, r *request) (any, error) {
+	g, err := s.lxcGuest(r)
+	if err != nil {
+		return nil, err
+	}
+	if l := g.lock(); l != "" {
+		return nil, errInternal("CT is locked (%s)", l)
+	}
+	res := map[string]any{
+		"running":           boolInt(g.running()),
+		"allowed-nodes":     s.otherNodes(g.Node),
+		"not-allowed-nodes": map[string]any{},
+	}
+	if g.HAManaged {
+		res["dependent-ha-resources"] = []string{}
+	}
+	return res, nil
 }
 
 func handleLXCMigrate(s *Server, r *request) (any, error) {
@@ -142,15 +167,15 @@ func (s *Server) startLXCMigration(user, fault string, g *guest, m migration) st
 	return s.startTaskAs(user, fault, taskDef{Type: "vzmigrate", ID: strconv.Itoa(g.VMID), Node: source,
 		Begin: func(t *task) error {
 			if err := s.lxcMigratePrepare(g, m); err != nil {
-				t.logf("ERROR: migration aborted (duration %s): %s", taskClock(time.Since(begun)), err)
-				return fmt.Errorf("migration aborted")
+				migLog(t, "err", fmt.Sprintf("migration aborted (duration %s): %s", taskClock(time.Since(begun)), err))
+				return errMigrationAborted
 			}
 			if m.restart && g.running() {
 				wasRunning = true
-				t.logf("shutdown CT %d", g.VMID)
+				migLog(t, "info", fmt.Sprintf("shutdown CT %d", g.VMID))
 				s.setStatus(g, StatusStopped)
 			}
-			t.logf("starting migration of CT %d to node '%s' (192.0.2.%d)", g.VMID, m.target, 10+len(m.target)%200)
+			migLog(t, "info", fmt.Sprintf("starting migration of CT %d to node '%s' (192.0.2.%d)", g.VMID, m.target, 10+len(m.target)%200))
 			g.Config["lock"] = "migrate"
 			s.touch(g)
 			s.logLXCVolumes(g, t)
@@ -164,25 +189,25 @@ func (s *Server) startLXCMigration(user, fault string, g *guest, m migration) st
 			if err := s.moveLXCVolumes(g, m, t); err != nil {
 				// phase1_cleanup and final_cleanup: the container stays, unlocked,
 				// and runs again on the source when it ran before.
-				t.logf("ERROR: %s", err)
-				t.logf("aborting phase 1 - cleanup resources")
+				migLog(t, "err", err.Error())
+				migLog(t, "info", "aborting phase 1 - cleanup resources")
 				s.unlockIf(g, "migrate")
 				if wasRunning {
-					t.logf("start container on source node")
+					migLog(t, "info", "start container on source node")
 					s.setStatus(g, StatusRunning)
 				}
-				t.logf("ERROR: migration aborted (duration %s): %s", taskClock(time.Since(begun)), err)
-				return fmt.Errorf("migration aborted")
+				migLog(t, "err", fmt.Sprintf("migration aborted (duration %s): %s", taskClock(time.Since(begun)), err))
+				return errMigrationAborted
 			}
 			g.Node = m.target
 			s.unlockIf(g, "migrate")
-			t.logf("start final cleanup")
+			migLog(t, "info", "start final cleanup")
 			if wasRunning {
-				t.logf("start container on target node")
+				migLog(t, "info", "start container on target node")
 				s.setStatus(g, StatusRunning)
 			}
 			s.touch(g)
-			t.logf("migration finished successfully (duration %s)", taskClock(time.Since(begun)))
+			migLog(t, "info", fmt.Sprintf("migration finished successfully (duration %s)", taskClock(time.Since(begun))))
 			return nil
 		}})
 }
@@ -243,9 +268,9 @@ func (s *Server) logLXCVolumes(g *guest, t *task) {
 		switch {
 		case !ok:
 		case st.Shared:
-			t.logf("volume '%s' is on shared storage '%s'", vol, st.ID)
+			migLog(t, "info", fmt.Sprintf("volume '%s' is on shared storage '%s'", vol, st.ID))
 		default:
-			t.logf("found local volume '%s' (in current VM config)", vol)
+			migLog(t, "info", fmt.Sprintf("found local volume '%s' (in current VM config)", vol))
 		}
 	}
 }
@@ -297,7 +322,7 @@ func (s *Server) moveLXCVolumes(g *guest, m migration, t *task) error {
 			continue
 		}
 		g.Config[mv.key] = driveValue(mv.renamed.VolID, mv.opts)
-		t.logf("volume '%s' is '%s' on the target", mv.vol.VolID, mv.renamed.VolID)
+		migLog(t, "info", fmt.Sprintf("volume '%s' is '%s' on the target", mv.vol.VolID, mv.renamed.VolID))
 	}
 	return nil
 }

@@ -1,9 +1,10 @@
 package pvesim
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
-	"sort"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -19,6 +20,7 @@ func registerQemuMigrateRoutes(r *router, base string, nv func(...ParamSpec) []P
 	r.handle(RouteSpec{Method: http.MethodPost, Path: base + "/migrate", Params: nv(pString("target").req(), pInt("bwlimit").min(0),
 		pBool("force"), pString("migration_network"), pEnum("migration_type", "secure", "insecure"), pBool("online"),
 		pString("targetstorage"), pBool("with-conntrack-state"), pBool("with-local-disks"))}, handleQemuMigrate)
+	registerQemuMigratePreconditionRoute(r, base, nv)
 }
 
 // migration is what a migrate request asks for.
@@ -62,8 +64,8 @@ func (s *Server) checkMigrationRequest(g *guest, r *request, m *migration) error
 	if !s.st.nodeSet[m.target] {
 		return errInternal("no such cluster node '%s'", m.target)
 	}
-	if m.force && r.taskUser() != "root@pam" {
-		return errParam("force", "Only root may use this option.")
+	if err := checkRootOnlyMigrateParams(r); err != nil {
+		return err
 	}
 	if err := checkLock(g, r); err != nil {
 		return err
@@ -76,6 +78,21 @@ func (s *Server) checkMigrationRequest(g *guest, r *request, m *migration) error
 	}
 	if m.targetStorage == "" {
 		return s.checkStorageAvailability(g, m.target)
+	}
+	return nil
+}
+
+// checkRootOnlyMigrateParams is migrate_vm's guard on force, migration_type and
+// migration_network: each answers 400 with the message under its own name for anyone but
+// root@pam (PVE checks them in this order and stops at the first).
+func checkRootOnlyMigrateParams(r *request) error {
+	if r.taskUser() == "root@pam" {
+		return nil
+	}
+	for _, name := range []string{"force", "migration_type", "migration_network"} {
+		if r.str(name) != "" && (name != "force" || r.bool(name)) {
+			return errParam(name, "Only root may use this option.")
+		}
 	}
 	return nil
 }
@@ -123,11 +140,12 @@ func (s *Server) startMigration(user, fault string, g *guest, m migration) strin
 	begun := time.Now()
 	return s.startTaskAs(user, fault, taskDef{Type: "qmigrate", ID: strconv.Itoa(g.VMID), Node: source,
 		Begin: func(t *task) error {
-			if devs := localDevices(g); len(devs) > 0 && (m.online || !m.force) {
-				// QemuMigrate's prepare, before any log line of the migration proper.
-				return fmt.Errorf("can't migrate VM which uses local devices: %s", strings.Join(devs, ", "))
+			if err := s.qemuMigratePrepare(g, m, t); err != nil {
+				// AbstractMigrate::migrate: a failed prepare is logged once, on the abort line.
+				migLog(t, "err", fmt.Sprintf("migration aborted (duration %s): %s", taskClock(time.Since(begun)), err))
+				return errMigrationAborted
 			}
-			t.logf("starting migration of VM %d to node '%s' (192.0.2.%d)", g.VMID, m.target, 10+len(m.target)%200)
+			migLog(t, "info", fmt.Sprintf("starting migration of VM %d to node '%s' (192.0.2.%d)", g.VMID, m.target, 10+len(m.target)%200))
 			g.Config["lock"] = "migrate"
 			s.touch(g)
 			if err := s.scanVolumes(g, m, t); err != nil {
@@ -145,7 +163,7 @@ func (s *Server) startMigration(user, fault string, g *guest, m migration) strin
 			s.moveVolumes(g, m.target)
 			g.Node = m.target
 			s.touch(g)
-			t.logf("migration finished successfully (duration %s)", taskClock(time.Since(begun)))
+			migLog(t, "info", fmt.Sprintf("migration finished successfully (duration %s)", taskClock(time.Since(begun))))
 			return nil
 		}})
 }
@@ -153,61 +171,122 @@ func (s *Server) startMigration(user, fault string, g *guest, m migration) strin
 // scanProblem is QemuMigrate's summary of a failed volume scan; the causes are in the log.
 const scanProblem = "Problem found while scanning volumes - can't migrate VM - check log"
 
-// scanVolumes is QemuMigrate's scan_local_volumes in phase 1: a local ISO in a CD-ROM drive
-// and (for a live migration) local disks without with-local-disks stop it, each named in the
-// log; a local cloud-init drive is regenerated on the target and never stops it.
+// scanVolumes is QemuMigrate's scan_local_volumes in phase 1: every local volume is logged
+// (sorted, as PVE does), then every problem: a local ISO in a CD-ROM drive, the host's own
+// CD-ROM drive, a local file or device path, and (for a live migration) attached local disks
+// without with-local-disks. A local cloud-init drive is "generated" and never stops it.
 func (s *Server) scanVolumes(g *guest, m migration, t *task) error {
-	var problems []string
+	found, volErrs := map[string]string{}, map[string]string{}
+	var other []string
 	for _, k := range driveKeys(g, g.Config) {
-		vol, _ := driveVolume(g.Config[k])
+		value := g.Config[k]
+		vol, opts := driveVolume(value)
+		switch {
+		case vol == "" || vol == "none":
+			continue
+		case vol == "cdrom":
+			other = append(other, "can't migrate local cdrom drive")
+			continue
+		case strings.HasPrefix(vol, "/"):
+			if opts["shared"] != "1" {
+				volErrs[vol] = "local file/device"
+			}
+			continue
+		}
 		st, _, ok := s.findVolume(g.Node, vol)
 		if !ok || st.Shared {
 			continue
 		}
+		generated := isCDROM(value) && reCloudInitVolume.MatchString(vol)
 		switch {
-		case strings.Contains(vol, "-cloudinit"):
-			t.logf("found generated disk '%s' (in current VM config)", vol)
-		case isCDROM(g.Config[k]):
-			problems = append(problems, fmt.Sprintf("can't migrate local disk '%s': local cdrom image", vol))
-		case m.online && !m.localDisks:
-			problems = append(problems, fmt.Sprintf("can't migrate local disk '%s': can't live migrate attached local disks without with-local-disks option", vol))
+		case generated:
+			found[vol] = fmt.Sprintf("found generated disk '%s' (in current VM config)", vol)
+		case strings.HasPrefix(k, "unused"):
+			found[vol] = fmt.Sprintf("found local disk '%s' (unused)", vol)
 		default:
-			t.logf("found local disk '%s' (in current VM config)", vol)
+			found[vol] = fmt.Sprintf("found local disk '%s' (attached)", vol)
+		}
+		switch {
+		case generated:
+		case isCDROM(value):
+			volErrs[vol] = "local cdrom image"
+		case !strings.HasPrefix(k, "unused") && m.online && !m.localDisks:
+			volErrs[vol] = "can't live migrate attached local disks without with-local-disks option"
 		}
 	}
-	for _, p := range problems {
-		t.logf("%s", p)
+	for _, vol := range sortedKeys(found) {
+		migLog(t, "info", found[vol])
 	}
-	if len(problems) > 0 {
+	for _, vol := range sortedKeys(volErrs) {
+		migLog(t, "warn", fmt.Sprintf("can't migrate local disk '%s': %s", vol, volErrs[vol]))
+	}
+	for _, e := range other {
+		migLog(t, "warn", e)
+	}
+	if len(volErrs)+len(other) > 0 {
 		return fmt.Errorf("%s", scanProblem)
 	}
 	return nil
 }
 
-// localDevices are the passed-through host devices that tie a VM to its node (mapped
-// devices can move; this simulator does not model mappings, so hostpci and usb with a host
-// device count).
-func localDevices(g *guest) []string {
-	var devs []string
-	for k, v := range g.Config {
-		if strings.HasPrefix(k, "hostpci") && !strings.Contains(v, "mapping=") {
-			devs = append(devs, k)
+// reCloudInitVolume is qemu-server's drive_is_cloudinit.
+var reCloudInitVolume = regexp.MustCompile(`[:/](?:vm-\d+-)?cloudinit(?:\.(?:raw|qcow|qcow2|qed|vmdk|cloop))?$`)
+
+// qemuMigratePrepare is QemuMigrate's prepare after the checks migrate_vm already made:
+// local resources (passed-through devices and the like) stop it unless force was given
+// (AbstractMigrate sets running to 0 before prepare, so force also lets a running VM
+// through here); a running VM may not use mapped devices that cannot migrate live; nor a
+// VNC clipboard on a machine version older than 10.1. Mapped devices are taken to be
+// mapped on every node (this simulator has no resource mappings).
+func (s *Server) qemuMigratePrepare(g *guest, m migration, t *task) error {
+	running := g.running() && m.online
+	lr := qemuLocalResources(g, running)
+	if blocking := lr.blocking(); len(blocking) > 0 {
+		if !m.force {
+			return fmt.Errorf("can't migrate VM which uses local devices: %s", strings.Join(blocking, ", "))
 		}
-		if strings.HasPrefix(k, "usb") && strings.Contains(v, "host=") && !strings.Contains(v, "host=spice") {
-			devs = append(devs, k)
-		}
+		migLog(t, "info", "migrating VM which uses local devices")
 	}
-	sort.Strings(devs)
-	return devs
+	if len(lr.mapped) > 0 {
+		var notLive []string
+		for _, k := range sortedKeys(lr.mapped) {
+			if !lr.mapped[k].live {
+				notLive = append(notLive, k+":"+lr.mapped[k].name)
+			}
+		}
+		if running && len(notLive) > 0 {
+			return fmt.Errorf("can't live migrate running VM which uses following mapped devices: %s", strings.Join(notLive, ", "))
+		}
+		migLog(t, "info", "migrating VM which uses mapped local devices")
+	}
+	if running && vncClipboardBlocks(g) {
+		return fmt.Errorf("VMs with 'clipboard' set to 'vnc' are not live migratable with QEMU/machine versions older than 10.1!")
+	}
+	return nil
 }
 
-// migrationAborted logs QemuMigrate's abort and ends the task the way it does: the reason
-// in the log, the exit status only "migration aborted".
+// errMigrationAborted is AbstractMigrate's exit status for every failed migration.
+var errMigrationAborted = errors.New("migration aborted")
+
+// migrationAborted logs QemuMigrate's phase 1 abort and ends the task the way it does: the
+// reason in the log, the exit status only "migration aborted".
 func migrationAborted(t *task, begun time.Time, err error) error {
-	t.logf("ERROR: %s", err)
-	t.logf("aborting phase 1 - cleanup resources")
-	t.logf("ERROR: migration aborted (duration %s): %s", taskClock(time.Since(begun)), err)
-	return fmt.Errorf("migration aborted")
+	migLog(t, "err", err.Error())
+	migLog(t, "info", "aborting phase 1 - cleanup resources")
+	migLog(t, "err", fmt.Sprintf("migration aborted (duration %s): %s", taskClock(time.Since(begun)), err))
+	return errMigrationAborted
+}
+
+// migLog is AbstractMigrate's log: each line stamped with the local time, "ERROR:" after
+// the stamp for errors (warnings and info lines look alike).
+func migLog(t *task, level, msg string) {
+	prefix := time.Now().Format("2006-01-02 15:04:05")
+	if level == "err" {
+		prefix += " ERROR:"
+	}
+	for _, line := range strings.Split(strings.TrimRight(msg, "\n"), "\n") {
+		t.logf("%s %s", prefix, line)
+	}
 }
 
 // taskClock formats a duration as PVE's task logs do (00:00:05).
