@@ -38,10 +38,10 @@ func (e *external) placement(cr *v1alpha1.Container) guest.Placement {
 // containers: a running one moves with a restart migration (PVE shuts it
 // down within shutdownTimeoutSeconds, moves it and starts it on the
 // target), a stopped one offline.
-func (e *external) migrate(ctx context.Context, cr *v1alpha1.Container, o *observation) {
+func (e *external) migrate(ctx context.Context, cr *v1alpha1.Container, o *observation) error {
 	m := pve.Migration{Target: cr.Spec.NodeName, Online: o.Running, TargetStorage: volumeStorage(cr),
 		ShutdownTimeoutSeconds: o.want.ShutdownTimeout}
-	e.placement(cr).Migrate(ctx, e.cl, &cr.Status.LastTask, o.Ref, m)
+	return e.placement(cr).Migrate(ctx, e.cl, &cr.Status.LastTask, o.Ref, m)
 }
 
 // volumeStorage is the storage the spec puts every volume on, where a

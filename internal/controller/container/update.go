@@ -45,8 +45,7 @@ func (e *external) Update(ctx context.Context, cr *v1alpha1.Container) (managed.
 	if o.migration == guest.MigrateNow {
 		// Before any configuration change: PVE locks the container while
 		// it moves.
-		e.migrate(ctx, cr, o)
-		return managed.ExternalUpdate{}, nil
+		return managed.ExternalUpdate{}, e.migrate(ctx, cr, o)
 	}
 	changed, err := e.applyConfig(ctx, cr, o)
 	if err != nil || changed {

@@ -69,16 +69,21 @@ func describeFailure(ctx context.Context, cl TaskLogReader, upid, exit string, r
 	return Bounded(pve.Scrub(text, secrets...), MaxTaskMessage)
 }
 
-// causeFromLog joins the last lines logged before the task's error line, or
-// "" when the log cannot be read or adds nothing to exit.
+// causeFromLog is why the task failed according to its log, or "" when the
+// log cannot be read or adds nothing to exit: for PVE's migrations the
+// reason AbstractMigrate logged (see migrationCause), otherwise the last
+// lines logged before the task's error line.
 func causeFromLog(ctx context.Context, cl TaskLogReader, upid, exit string) string {
 	lines, err := cl.TaskLog(ctx, upid)
 	if err != nil {
 		return ""
 	}
+	if cause := migrationCause(exit, lines); cause != "" {
+		return cause
+	}
 	var cause []string
 	for i := len(lines) - 1; i >= 0 && len(cause) < maxLogLines; i-- {
-		l := strings.TrimSpace(lines[i])
+		l := unstamped(lines[i])
 		if l == "" || strings.HasPrefix(l, "TASK ") || strings.Contains(exit, l) {
 			continue
 		}

@@ -19,6 +19,7 @@ package guest
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -80,25 +81,54 @@ type Placement struct {
 	LiveMode string
 }
 
-// Migrator starts PVE migrations.
+// Migrator asks PVE whether a guest can migrate, and starts the migration.
 type Migrator interface {
+	MigrationPrecondition(ctx context.Context, ref pve.GuestRef, target string) (pve.MigrationPrecondition, error)
 	MigrateGuest(ctx context.Context, ref pve.GuestRef, m pve.Migration) (string, error)
 }
 
 // Migrate starts the move of the guest at ref to spec.nodeName (m.Target)
-// and records it in last and the placement. A refusal (a storage missing on
-// the target, say) is recorded on the Migrated condition and not retried
+// and records it in last and the placement. It first asks PVE's migration
+// preconditions, so what PVE would refuse (the target not allowed, local
+// devices, a local CD/DVD) is said on the Migrated condition before any
+// task runs, naming the blockers and the target. A refusal, there or by the
+// migrate request (a storage missing on the target, say), is not retried
 // until the spec changes; a lock is retried quietly at the next reconcile.
-func (p Placement) Migrate(ctx context.Context, cl Migrator, last **v1alpha1.TaskStatus, ref pve.GuestRef, m pve.Migration) {
+// The error is only for preconditions PVE could not answer.
+func (p Placement) Migrate(ctx context.Context, cl Migrator, last **v1alpha1.TaskStatus, ref pve.GuestRef, m pve.Migration) error {
+	blockers, err := migrationBlockers(ctx, cl, ref, m)
+	switch {
+	case pve.IsLocked(err):
+		return nil
+	case err != nil:
+		return err
+	case len(blockers) > 0:
+		p.Refused(ref.Node, m.Online, errors.Errorf("Proxmox VE refuses it before any task runs: %s", strings.Join(blockers, "; ")), time.Now())
+		return nil
+	}
 	upid, err := cl.MigrateGuest(ctx, ref, m)
 	if err != nil {
 		if !pve.IsLocked(err) {
 			p.Refused(ref.Node, m.Online, err, time.Now())
 		}
-		return
+		return nil
 	}
 	RecordTask(last, upid)
 	p.Started(ref.Node, m.Online, upid, time.Now())
+	return nil
+}
+
+// migrationBlockers are what PVE's preconditions say would stop m; none when
+// PVE has no precondition endpoint (the migrate request then decides).
+func migrationBlockers(ctx context.Context, cl Migrator, ref pve.GuestRef, m pve.Migration) ([]string, error) {
+	pre, err := cl.MigrationPrecondition(ctx, ref, m.Target)
+	if errors.Is(err, pve.ErrNoPrecondition) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return pre.Blockers(ref.Type, m), nil
 }
 
 // Observe follows a migration under way, given the node the guest runs on

@@ -33,9 +33,9 @@ func (e *external) placement(cr *v1alpha1.VirtualMachine) guest.Placement {
 
 // migrate starts the move to spec.nodeName: online when the VM runs (its
 // local disks moving along), offline when it is stopped.
-func (e *external) migrate(ctx context.Context, cr *v1alpha1.VirtualMachine, o *observation) {
+func (e *external) migrate(ctx context.Context, cr *v1alpha1.VirtualMachine, o *observation) error {
 	m := pve.Migration{Target: cr.Spec.NodeName, Online: o.Running, TargetStorage: diskStorage(cr)}
-	e.placement(cr).Migrate(ctx, e.cl, &cr.Status.LastTask, o.Ref, m)
+	return e.placement(cr).Migrate(ctx, e.cl, &cr.Status.LastTask, o.Ref, m)
 }
 
 // diskStorage is the storage the spec puts the VM's disks on, where a
