@@ -115,16 +115,81 @@ func TestNodeNameChangeMigrates(t *testing.T) {
 	}
 }
 
-// A migration PVE aborts leaves the VM where it was, says why on the
-// Migrated condition (the cause from the task, not only "migration
-// aborted"), and is not retried until the spec changes.
-func TestMigrationRefusedKeepsTheVM(t *testing.T) {
+// migratePosts counts the migrate requests that reached PVE.
+func (f *fixture) migratePosts() int {
+	return f.sim.Counters().ByEndpoint["POST /nodes/{node}/qemu/{vmid}/migrate"]
+}
+
+// A migration PVE's preconditions refuse (GET .../migrate, what PVE's own
+// migrate dialog asks) is explained on the Migrated condition, naming what
+// blocks it and the target, before any migrate request or task; the VM
+// stays, and nothing is retried until the spec changes.
+func TestMigrationRefusedByPreconditions(t *testing.T) {
+	cases := map[string]struct {
+		reason  string
+		key     string
+		value   string
+		wantMsg string
+	}{
+		"PassedThroughPCI": {reason: "A local PCI device ties the VM to its node (check_local_resources).",
+			key: "hostpci0", value: "0000:01:00.0",
+			wantMsg: "the VM uses local resources hostpci0 (Proxmox VE moves them only with force, which only root@pam may use and the provider does not send)"},
+		"LocalCDROM": {reason: "A local ISO in a CD-ROM drive blocks, as PVE's migrate dialog says (local_disks with cdrom).",
+			key: "ide2", value: "local:iso/debian.iso,media=cdrom", wantMsg: "the VM has a local CD/DVD: local:iso/debian.iso"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t, pvesim.Options{})
+			if err := f.sim.AddVolume(testNode, "local:iso/debian.iso"); err != nil {
+				t.Fatal(err)
+			}
+			cr := cloneVM("pinned")
+			f.store(t, cr, true)
+			f.converge(t, cr, 30)
+			vmid, _ := guest.VMIDOf(meta.GetExternalName(cr))
+			if err := f.sim.SetGuestConfig(vmid, tc.key, tc.value); err != nil {
+				t.Fatal(err)
+			}
+			moveTo(cr, "othernode")
+			f.converge(t, cr, 60)
+			for range 5 {
+				f.converge(t, cr, 5)
+			}
+			g, _ := f.sim.Guest(vmid)
+			if g.Node != testNode || g.Status != "running" {
+				t.Errorf("%s\nVM on %s, %s; want still running on %s", tc.reason, g.Node, g.Status, testNode)
+			}
+			c := cr.GetCondition(v1alpha1.TypeMigrated)
+			wantPrefix := "migration from " + testNode + " to othernode failed, the VM stays on " + testNode + ": Proxmox VE refuses it before any task runs: "
+			if c.Status != corev1.ConditionFalse || c.Reason != v1alpha1.ReasonMigrationFailed || c.Message != wantPrefix+tc.wantMsg {
+				t.Errorf("%s\nMigrated condition %+v\nwant False with message %q", tc.reason, c, wantPrefix+tc.wantMsg)
+			}
+			if n := f.migratePosts(); n != 0 {
+				t.Errorf("%s\n%d migrate requests reached PVE, want none", tc.reason, n)
+			}
+			if n := f.tasksOfType(t, vmid, "qmigrate", testNode); n != 0 {
+				t.Errorf("%s\n%d qmigrate tasks, want none", tc.reason, n)
+			}
+			if !f.log.Has(string(guest.ReasonMigrationFailed)) {
+				t.Error("no MigrationFailed event")
+			}
+		})
+	}
+}
+
+// A migration PVE's preconditions allow but its worker aborts (a physical
+// disk passed through by path: scan_local_volumes refuses "local
+// file/device", which the preconditions list as a plain local disk) leaves
+// the VM where it was, and the Migrated condition carries the cause from the
+// task log, not only the exit status "migration aborted"; no retry until the
+// spec changes.
+func TestMigrationTaskFailureCarriesTheCause(t *testing.T) {
 	f := newFixture(t, pvesim.Options{})
-	cr := cloneVM("pinned")
+	cr := cloneVM("physical")
 	f.store(t, cr, true)
 	f.converge(t, cr, 30)
 	vmid, _ := guest.VMIDOf(meta.GetExternalName(cr))
-	if err := f.sim.SetGuestConfig(vmid, "hostpci0", "0000:01:00.0"); err != nil {
+	if err := f.sim.SetGuestConfig(vmid, "scsi1", "/dev/disk/by-id/ata-disk1"); err != nil {
 		t.Fatal(err)
 	}
 	moveTo(cr, "othernode")
@@ -132,13 +197,14 @@ func TestMigrationRefusedKeepsTheVM(t *testing.T) {
 	for range 5 {
 		f.converge(t, cr, 5)
 	}
-	g, _ := f.sim.Guest(vmid)
-	if g.Node != testNode || g.Status != "running" {
+	if g, _ := f.sim.Guest(vmid); g.Node != testNode || g.Status != "running" {
 		t.Errorf("VM on %s, %s; want still running on %s", g.Node, g.Status, testNode)
 	}
 	c := cr.GetCondition(v1alpha1.TypeMigrated)
-	if c.Status != corev1.ConditionFalse || c.Reason != v1alpha1.ReasonMigrationFailed || !strings.Contains(c.Message, "local devices: hostpci0") {
-		t.Errorf("Migrated condition %+v, want False with PVE's reason", c)
+	want := "migration aborted (task log: Problem found while scanning volumes - can't migrate VM - check log: " +
+		"can't migrate local disk '/dev/disk/by-id/ata-disk1': local file/device)"
+	if c.Status != corev1.ConditionFalse || c.Reason != v1alpha1.ReasonMigrationFailed || !strings.HasSuffix(c.Message, want) {
+		t.Errorf("Migrated condition %+v\nwant False ending with %q", c, want)
 	}
 	if n := f.tasksOfType(t, vmid, "qmigrate", testNode); n != 1 {
 		t.Errorf("%d qmigrate tasks, want 1 (no retry until the spec changes)", n)
