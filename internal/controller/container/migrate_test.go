@@ -182,12 +182,46 @@ func TestMigrationRefusedKeepsTheContainer(t *testing.T) {
 	if g := f.ct(t, vmid); g.Node != testNode || g.Status != "running" {
 		t.Errorf("container on %s, %s; want still running on %s", g.Node, g.Status, testNode)
 	}
+	// pve-container's Migrate.pm prepare dies; AbstractMigrate logs the reason once, on
+	// its abort line, and ends the task "migration aborted".
 	c := cr.GetCondition(v1alpha1.TypeMigrated)
-	if c.Status != corev1.ConditionFalse || c.Reason != v1alpha1.ReasonMigrationFailed || !strings.Contains(c.Message, "cannot migrate local bind mount point 'mp0'") {
-		t.Errorf("Migrated condition %+v, want False with PVE's reason", c)
+	want := "migration aborted (task log: cannot migrate local bind mount point 'mp0')"
+	if c.Status != corev1.ConditionFalse || c.Reason != v1alpha1.ReasonMigrationFailed || !strings.HasSuffix(c.Message, want) {
+		t.Errorf("Migrated condition %+v\nwant False ending with %q", c, want)
 	}
 	if n := f.tasksOfType(t, vmid, "vzmigrate"); n != 1 {
 		t.Errorf("%d vzmigrate tasks, want 1 (no retry until the spec changes)", n)
+	}
+	if !f.log.Has(string(guest.ReasonMigrationFailed)) {
+		t.Error("no MigrationFailed event")
+	}
+}
+
+// A target PVE's preconditions do not allow (pve-container's
+// migrate_vm_precondition lists every other node in allowed-nodes unless an
+// HA rule blocks it, so a name outside the cluster is in neither list) is
+// explained on the Migrated condition before any migrate request.
+func TestMigrationRefusedByPreconditions(t *testing.T) {
+	f := newFixture(t, pvesim.Options{TaskDurations: migrationDurations})
+	cr := newContainer("lost", fromOSTemplate)
+	f.store(t, cr, true)
+	f.converge(t, cr, 30)
+	vmid := guesttest.VMIDOf(t, cr)
+	moveTo(cr, "nowhere")
+	for range 10 {
+		f.step(t, cr)
+	}
+	if g := f.ct(t, vmid); g.Node != testNode || g.Status != "running" {
+		t.Errorf("container on %s, %s; want still running on %s", g.Node, g.Status, testNode)
+	}
+	c := cr.GetCondition(v1alpha1.TypeMigrated)
+	want := "migration from " + testNode + " to nowhere failed, the container stays on " + testNode +
+		": Proxmox VE refuses it before any task runs: node nowhere is not another node of the cluster (allowed: " + otherNode + ")"
+	if c.Status != corev1.ConditionFalse || c.Reason != v1alpha1.ReasonMigrationFailed || c.Message != want {
+		t.Errorf("Migrated condition %+v\nwant False with message %q", c, want)
+	}
+	if n := f.sim.Counters().ByEndpoint["POST /nodes/{node}/lxc/{vmid}/migrate"]; n != 0 {
+		t.Errorf("%d migrate requests reached PVE, want none", n)
 	}
 	if !f.log.Has(string(guest.ReasonMigrationFailed)) {
 		t.Error("no MigrationFailed event")
