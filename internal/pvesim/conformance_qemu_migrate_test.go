@@ -219,11 +219,7 @@ func TestQemuMigratePrecondition(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := getMap(t, sim, "/nodes/pve/qemu/"+strconv.Itoa(tc.vmid)+"/migrate?target=other")
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("%s\nprecondition: -want, +got:\n%s", tc.reason, diff)
-			}
-			checkReturnsSchema(t, "/nodes/{node}/qemu/{vmid}/migrate", got)
+			checkPrecondition(t, sim, "qemu", tc.vmid, "?target=other", tc.want, tc.reason)
 		})
 	}
 	t.Run("Locked", func(t *testing.T) {
@@ -265,17 +261,24 @@ func TestLXCMigratePrecondition(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := getMap(t, sim, "/nodes/pve/lxc/"+strconv.Itoa(tc.vmid)+"/migrate")
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("%s\nprecondition: -want, +got:\n%s", tc.reason, diff)
-			}
-			checkReturnsSchema(t, "/nodes/{node}/lxc/{vmid}/migrate", got)
+			checkPrecondition(t, sim, "lxc", tc.vmid, "", tc.want, tc.reason)
 		})
 	}
 	res := rawCall(t, sim, http.MethodGet, "/nodes/pve/lxc/652/migrate", "", "", tokenHeader())
 	if res.Status != http.StatusInternalServerError || strings.TrimSpace(res.message()) != "CT is locked (backup)" {
 		t.Errorf("locked CT: %d %q, want 500 CT is locked (backup)", res.Status, res.message())
 	}
+}
+
+// checkPrecondition compares a guest's precondition answer with want, and its keys with
+// PVE's schema.
+func checkPrecondition(t *testing.T, sim *pvesim.Server, kind string, vmid int, query string, want map[string]any, reason string) {
+	t.Helper()
+	got := getMap(t, sim, "/nodes/pve/"+kind+"/"+strconv.Itoa(vmid)+"/migrate"+query)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("%s\nprecondition: -want, +got:\n%s", reason, diff)
+	}
+	checkReturnsSchema(t, "/nodes/{node}/"+kind+"/{vmid}/migrate", got)
 }
 
 // checkReturnsSchema checks an answer's keys against the GET method's returns in PVE's
