@@ -19,11 +19,21 @@ package guest
 import (
 	"context"
 
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 
+	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 )
+
+// ErrConnectionNotFound means the ProxmoxConnection a resource uses does
+// not exist (as opposed to existing without a working client yet).
+var ErrConnectionNotFound = errors.New("ProxmoxConnection does not exist")
 
 // UsageTracker records that a managed resource uses its ProxmoxConnection.
 type UsageTracker interface {
@@ -33,15 +43,51 @@ type UsageTracker interface {
 // Connect records that mg uses its ProxmoxConnection (so the connection is
 // not deleted under it), then returns the connection's name and its current
 // Proxmox client from the cache (the ProxmoxConnection controller keeps it
-// up to date with the credential).
-func Connect(ctx context.Context, usage UsageTracker, clients *pve.Cache, mg resource.ModernManaged) (*pve.Client, string, error) {
+// up to date with the credential). When the cache has no client, kube says
+// whether the connection exists at all: a missing one is named, with why
+// mg uses it, wrapping ErrConnectionNotFound.
+func Connect(ctx context.Context, kube client.Reader, usage UsageTracker, clients *pve.Cache, mg resource.ModernManaged) (*pve.Client, string, error) {
 	if err := usage.Track(ctx, mg); err != nil {
 		return nil, "", errors.Wrap(err, "cannot track ProxmoxConnection usage")
 	}
 	name := mg.GetProviderConfigReference().Name
 	cl, err := clients.Get(name)
+	if errors.Is(err, pve.ErrNotReady) {
+		err = connectionMissing(ctx, kube, mg, name, err)
+	}
 	if err != nil {
 		return nil, "", errors.Wrap(err, "cannot get a Proxmox VE client")
 	}
 	return cl, name, nil
+}
+
+// connectionMissing returns notReady unless connection does not exist;
+// then an error naming it and why mg uses it.
+func connectionMissing(ctx context.Context, kube client.Reader, mg resource.ModernManaged, connection string, notReady error) error {
+	err := kube.Get(ctx, types.NamespacedName{Name: connection}, &v1alpha1.ProxmoxConnection{})
+	switch {
+	case kerrors.IsNotFound(err):
+		return errors.Wrapf(ErrConnectionNotFound, "ProxmoxConnection %q does not exist (%s): create it, or name an existing one in spec.connectionRef",
+			connection, connectionChoice(mg))
+	case err != nil:
+		return errors.Wrapf(notReady, "cannot tell whether ProxmoxConnection %q exists: %v", connection, err)
+	}
+	return notReady
+}
+
+// connectionChoice says why mg uses its connection: the field naming it,
+// or that none does and the default applies.
+func connectionChoice(mg resource.ModernManaged) string {
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(mg)
+	if err != nil {
+		return "the connection of " + mg.GetName()
+	}
+	spec, _ := u["spec"].(map[string]any)
+	switch {
+	case spec["providerConfigRef"] != nil:
+		return "named by spec.providerConfigRef"
+	case spec["connectionRef"] != nil:
+		return "named by spec.connectionRef"
+	}
+	return "spec.connectionRef is unset, so the connection named " + `"` + v1alpha1.DefaultConnectionName + `"` + " is used"
 }
