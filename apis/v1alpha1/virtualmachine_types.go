@@ -72,6 +72,24 @@ type LocalSecretKeySelector struct {
 	Key string `json:"key"`
 }
 
+// OptionalSecretKeySelector selects a key of a Secret in the namespace of
+// the resource naming it, which may be optional (kubemox's
+// corev1.SecretKeySelector).
+type OptionalSecretKeySelector struct {
+	LocalSecretKeySelector `json:",inline"`
+
+	// Optional, when true, lets the Secret or its key be missing: no
+	// password is set then, as kubemox, and the password is set once the
+	// key appears. When false or unset a missing Secret or key is an error.
+	// +optional
+	Optional *bool `json:"optional,omitempty"`
+}
+
+// IsOptional reports whether the Secret or key may be missing.
+func (s *OptionalSecretKeySelector) IsOptional() bool {
+	return s != nil && s.Optional != nil && *s.Optional
+}
+
 // VirtualMachineDisk is one disk of a VM.
 type VirtualMachineDisk struct {
 	// Storage is the Proxmox VE storage the disk lives on (for example
@@ -348,7 +366,7 @@ type CloudInitConfig struct {
 	// PasswordFrom reads the password of User from a key of a Secret in the
 	// VirtualMachine's namespace.
 	// +optional
-	PasswordFrom *LocalSecretKeySelector `json:"passwordFrom,omitempty"`
+	PasswordFrom *OptionalSecretKeySelector `json:"passwordFrom,omitempty"`
 
 	// SSHKeys are public keys in OpenSSH format (sshkeys).
 	// +kubebuilder:validation:MaxItems=64

@@ -19,6 +19,7 @@ package guest
 import (
 	"context"
 
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -76,8 +77,9 @@ type SecretKeyReader interface {
 }
 
 // CloudInitPasswordOf returns the cloud-init password of o with its
-// version, nil when none is set. A passwordFrom Secret is read in o's
-// namespace through keys (Secrets are never cached with their data).
+// version, nil when none is set or an optional passwordFrom Secret or key
+// is missing. A passwordFrom Secret is read in o's namespace through keys
+// (Secrets are never cached with their data).
 func CloudInitPasswordOf(ctx context.Context, keys SecretKeyReader, o metav1.Object, ci *v1alpha1.CloudInitConfig) (*CloudInitPassword, error) {
 	if ci.Password != "" {
 		return &CloudInitPassword{Value: ci.Password, Version: v1alpha1.CloudInitPasswordApplied{Generation: o.GetGeneration()}}, nil
@@ -88,6 +90,9 @@ func CloudInitPasswordOf(ctx context.Context, keys SecretKeyReader, o metav1.Obj
 	}
 	k, err := keys.Key(ctx, types.NamespacedName{Namespace: o.GetNamespace(), Name: ref.Name}, ref.Key)
 	switch {
+	case ref.IsOptional() && (errors.Is(err, secrets.ErrKeyNotFound) || kerrors.IsNotFound(err)):
+		// kubemox's optional: no password until the Secret and key exist.
+		return nil, nil
 	case errors.Is(err, secrets.ErrKeyNotFound):
 		return nil, errors.Errorf("Secret %s/%s has no key %q (cloudInitConfig.passwordFrom)", o.GetNamespace(), ref.Name, ref.Key)
 	case err != nil:
