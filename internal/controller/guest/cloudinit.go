@@ -18,6 +18,7 @@ package guest
 
 import (
 	"context"
+	"strings"
 
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -64,9 +65,25 @@ func CloudInitOf(ci *v1alpha1.CloudInitConfig) *pve.VMCloudInit {
 		out.IPConfigs = append(out.IPConfigs, c)
 	}
 	if c := ci.Custom; c != nil {
-		out.CustomUser, out.CustomMeta, out.CustomNetwork, out.CustomVendor = c.UserData, c.MetaData, c.NetworkData, c.VendorData
+		out.CustomUser, out.CustomMeta = SnippetVolume(c.UserData), SnippetVolume(c.MetaData)
+		out.CustomNetwork, out.CustomVendor = SnippetVolume(c.NetworkData), SnippetVolume(c.VendorData)
 	}
 	return out
+}
+
+// SnippetStorage is where kubemox reads a cloudInitConfig.custom snippet
+// named without a storage: its cicustom is always user=local:snippets/<name>.
+const SnippetStorage = "local"
+
+// SnippetVolume is the volume ID cicustom takes for a custom snippet: a
+// bare file name is kubemox's local:snippets/<name>; a value that is
+// already a volume ID (storage:snippets/name) is kept, so a snippet on
+// another storage can be named too.
+func SnippetVolume(name string) string {
+	if name == "" || strings.Contains(name, ":") {
+		return name
+	}
+	return SnippetStorage + ":snippets/" + name
 }
 
 // SecretKeyReader reads one key of a Secret with its resourceVersion: a
