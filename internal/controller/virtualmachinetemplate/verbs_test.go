@@ -85,6 +85,15 @@ func newTemplate(name string) *v1alpha1.VirtualMachineTemplate {
 	}
 }
 
+// talosTemplate is a template built as kubemox's Talos example builds one:
+// a disk image shipped as .iso, downloaded as content iso.
+func talosTemplate(name string) *v1alpha1.VirtualMachineTemplate {
+	cr := newTemplate(name)
+	cr.Spec.ImageConfig.Content, cr.Spec.ImageConfig.Filename = "iso", "talos-amd64.iso"
+	cr.Spec.CloudInitConfig = &v1alpha1.CloudInitConfig{DNSServers: []string{"192.0.2.53"}}
+	return cr
+}
+
 // stored creates cr in the fake API server as the reconciler has it before
 // Create.
 func (f *fixture) stored(t *testing.T, cr *v1alpha1.VirtualMachineTemplate) *v1alpha1.VirtualMachineTemplate {
@@ -375,6 +384,122 @@ func TestCreate(t *testing.T) {
 				}
 				if !f.log.Mentions("/var/lib/vz/template/iso/debian-12.img") {
 					t.Errorf("no event names the path imported from; events %v", f.log.Reasons())
+				}
+			},
+		},
+		"TalosISOAsRoot": {
+			reason: "An iso imageConfig named .iso (a disk image, as Talos ships): import content refuses the name (pve-storage's $UPLOAD_IMPORT_EXT_RE_1), so it stays iso content, with an event, as root@pam.",
+			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachineTemplate {
+				f.cl = guesttest.RootClient(t, f.sim)
+				return f.stored(t, talosTemplate("talos"))
+			},
+			events: []string{string(ReasonImageFromPath)},
+			check: func(t *testing.T, f *fixture, _ *v1alpha1.VirtualMachineTemplate) {
+				sdu := &v1alpha1.StorageDownloadURL{}
+				if err := f.kube.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: "talos-image"}, sdu); err != nil {
+					t.Fatal(err)
+				}
+				if sdu.Spec.VolID() != "local:iso/talos-amd64.iso" {
+					t.Errorf("image %s, want local:iso/talos-amd64.iso", sdu.Spec.VolID())
+				}
+			},
+		},
+		"TalosISOWithAToken": {
+			reason: "The same with a token, which may not import a path: an error saying what is needed, and no download.",
+			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachineTemplate {
+				return f.stored(t, talosTemplate("talostoken"))
+			},
+			err: "imports a disk from an iso volume only by its file path, which it allows root@pam alone",
+			check: func(t *testing.T, f *fixture, _ *v1alpha1.VirtualMachineTemplate) {
+				err := f.kube.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: "talostoken-image"}, &v1alpha1.StorageDownloadURL{})
+				if !kerrors.IsNotFound(err) {
+					t.Errorf("StorageDownloadURL lookup: %v, want none made", err)
+				}
+			},
+		},
+		"CompressedISOStaysISO": {
+			reason: "A compressed iso download is decompressed by Proxmox VE only as iso content, so it stays iso (as root@pam).",
+			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachineTemplate {
+				f.cl = guesttest.RootClient(t, f.sim)
+				cr := newTemplate("zst")
+				cr.Spec.ImageConfig.Content, cr.Spec.ImageConfig.Filename, cr.Spec.ImageConfig.Compression = "iso", "disk.img", "zst"
+				return f.stored(t, cr)
+			},
+			events: []string{string(ReasonImageFromPath)},
+			check: func(t *testing.T, f *fixture, _ *v1alpha1.VirtualMachineTemplate) {
+				sdu := &v1alpha1.StorageDownloadURL{}
+				if err := f.kube.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: "zst-image"}, sdu); err != nil {
+					t.Fatal(err)
+				}
+				if sdu.Spec.VolID() != "local:iso/disk.img" || sdu.Spec.Compression != "zst" {
+					t.Errorf("image %s compression %q, want local:iso/disk.img, zst", sdu.Spec.VolID(), sdu.Spec.Compression)
+				}
+			},
+		},
+		"ISONamedRawConverted": {
+			reason: "An iso imageConfig whose name import content takes (.raw) is downloaded as import, unchanged.",
+			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachineTemplate {
+				cr := newTemplate("raw")
+				cr.Spec.ImageConfig.Content, cr.Spec.ImageConfig.Filename = "iso", "disk.raw"
+				return f.stored(t, cr)
+			},
+			events: []string{string(ReasonImageConverted)},
+			check: func(t *testing.T, f *fixture, _ *v1alpha1.VirtualMachineTemplate) {
+				sdu := &v1alpha1.StorageDownloadURL{}
+				if err := f.kube.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: "raw-image"}, sdu); err != nil {
+					t.Fatal(err)
+				}
+				if sdu.Spec.VolID() != "local:import/disk.raw" {
+					t.Errorf("image %s, want local:import/disk.raw", sdu.Spec.VolID())
+				}
+			},
+		},
+		"CreatesTheVMFromTheTalosISO": {
+			reason: "With the .iso image there, the disk is imported from the volume's file path (root@pam).",
+			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachineTemplate {
+				f.cl = guesttest.RootClient(t, f.sim)
+				cr := f.stored(t, talosTemplate("talosvm"))
+				f.imageReady(t, cr)
+				return cr
+			},
+			events: []string{string(guest.ReasonCreating)},
+			check: func(t *testing.T, f *fixture, cr *v1alpha1.VirtualMachineTemplate) {
+				vmid, _ := strconv.Atoi(meta.GetExternalName(cr))
+				g, _ := f.sim.Guest(vmid)
+				if !strings.Contains(g.Config["scsi0"], "size=2G") {
+					t.Errorf("scsi0 %q: want the 2G image imported", g.Config["scsi0"])
+				}
+				if !f.log.Mentions("/var/lib/vz/template/iso/talos-amd64.iso") {
+					t.Errorf("no event names the path imported from; events %v", f.log.Reasons())
+				}
+			},
+		},
+		"MissingSnippetRefused": {
+			reason: "cloudInitConfig.custom naming a snippet not on the node: refused, naming kubemox's volume, before the image is made.",
+			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachineTemplate {
+				cr := newTemplate("nosnippet")
+				cr.Spec.CloudInitConfig.Custom = &v1alpha1.CloudInitCustom{UserData: "talos.yaml"}
+				return f.stored(t, cr)
+			},
+			err: `volume "local:snippets/talos.yaml" does not exist on node "lowtower"`,
+		},
+		"SnippetWritten": {
+			reason: "cloudInitConfig.custom.userData is written as kubemox does: user=local:snippets/<name>.",
+			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachineTemplate {
+				if err := f.sim.AddVolume(testNode, "local:snippets/talos.yaml"); err != nil {
+					t.Fatal(err)
+				}
+				cr := newTemplate("snippet")
+				cr.Spec.CloudInitConfig.Custom = &v1alpha1.CloudInitCustom{UserData: "talos.yaml"}
+				cr = f.stored(t, cr)
+				f.imageReady(t, cr)
+				return cr
+			},
+			events: []string{string(guest.ReasonCreating)},
+			check: func(t *testing.T, f *fixture, cr *v1alpha1.VirtualMachineTemplate) {
+				vmid, _ := strconv.Atoi(meta.GetExternalName(cr))
+				if g, _ := f.sim.Guest(vmid); g.Config["cicustom"] != "user=local:snippets/talos.yaml" {
+					t.Errorf("cicustom %q, want user=local:snippets/talos.yaml", g.Config["cicustom"])
 				}
 			},
 		},
