@@ -20,6 +20,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
@@ -40,5 +41,5 @@ func Setup(mgr ctrl.Manager, o controller.Options) error {
 		WithOptions(o.ForControllerRuntime()).
 		For(&v1alpha1.VirtualMachineSet{}).
 		Owns(&v1alpha1.VirtualMachine{}).
-		Complete(r)
+		Complete(errors.WithSilentRequeueOnConflict(r)) // a conflict is requeued, not logged as an error
 }
