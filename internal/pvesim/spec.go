@@ -352,6 +352,9 @@ func storeProperty(f *PropFormat, out map[string]string, key, value string) erro
 	if _, dup := out[key]; dup {
 		return &propError{key: key, msg: "duplicate key in comma-separated list property"}
 	}
+	if pk.Type == TypeBoolean {
+		value = parseBoolean(value)
+	}
 	norm, msg := checkScalar(pk.Type, value)
 	if msg != "" {
 		return &propError{key: key, msg: msg}
@@ -361,6 +364,20 @@ func storeProperty(f *PropFormat, out map[string]string, key, value string) erro
 	}
 	out[key] = norm
 	return nil
+}
+
+// parseBoolean is pve-common's parse_boolean, which parse_property_string
+// applies to a boolean key before its type check: 1, on, yes and true (any
+// case) are 1; 0, off, no and false are 0; anything else stays as it is
+// (and fails the check).
+func parseBoolean(v string) string {
+	switch strings.ToLower(v) {
+	case "1", "on", "yes", "true":
+		return "1"
+	case "0", "off", "no", "false":
+		return "0"
+	}
+	return v
 }
 
 // splitPropertyString splits on commas outside double quotes.
