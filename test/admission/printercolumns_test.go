@@ -18,13 +18,11 @@ package admission
 
 import (
 	"encoding/json"
-	"io"
-	"net/http"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/rest"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 )
@@ -72,23 +70,13 @@ func TestCustomCertificateExpiresColumn(t *testing.T) {
 // getTable GETs path as kubectl get does, asking for a Table.
 func getTable(t *testing.T, path string) metav1.Table {
 	t.Helper()
-	hc, err := rest.HTTPClientFor(env.Config)
+	cs, err := kubernetes.NewForConfig(env.Config)
 	if err != nil {
-		t.Fatalf("cannot build an HTTP client: %v", err)
+		t.Fatalf("cannot build a clientset: %v", err)
 	}
-	req, err := http.NewRequestWithContext(testContext(t), http.MethodGet, env.Config.Host+path, nil)
+	body, err := cs.CoreV1().RESTClient().Get().AbsPath(path).SetHeader("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io").DoRaw(testContext(t))
 	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
-	resp, err := hc.Do(req)
-	if err != nil {
-		t.Fatalf("GET %s: %v", path, err)
-	}
-	defer resp.Body.Close() //nolint:errcheck // a read body
-	body, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: %s: %s", path, resp.Status, body)
+		t.Fatalf("GET %s: %v: %s", path, err, body)
 	}
 	var table metav1.Table
 	if err := json.Unmarshal(body, &table); err != nil {
