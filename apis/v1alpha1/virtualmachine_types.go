@@ -100,8 +100,9 @@ type VirtualMachineDisk struct {
 
 	// Size of the disk in GiB (PVE's "G"). Disks only grow: a smaller size
 	// than the current one is refused by the controller, never applied.
+	// No maximum, as kubemox and Proxmox VE's API (the storage refuses
+	// what it cannot allocate, with its message).
 	// +kubebuilder:validation:Minimum=1
-	// +kubebuilder:validation:Maximum=131072
 	Size int32 `json:"size"`
 
 	// Device is the bus and slot Proxmox VE attaches the disk to:
@@ -159,9 +160,10 @@ type VirtualMachineHardware struct {
 	// +optional
 	Cores int32 `json:"cores,omitempty"`
 
-	// Socket is the number of CPU sockets.
+	// Socket is the number of CPU sockets. No maximum, as kubemox and
+	// Proxmox VE's schema (qemu-server's sockets has only minimum 1); a VM
+	// with more vCPUs than its node has fails to start, with PVE's message.
 	// +kubebuilder:validation:Minimum=1
-	// +kubebuilder:validation:Maximum=16
 	// +optional
 	Socket int32 `json:"socket,omitempty"`
 
