@@ -85,6 +85,16 @@ func newTemplate(name string) *v1alpha1.VirtualMachineTemplate {
 	}
 }
 
+// image reads the StorageDownloadURL of that name in namespace default.
+func (f *fixture) image(t *testing.T, name string) *v1alpha1.StorageDownloadURL {
+	t.Helper()
+	sdu := &v1alpha1.StorageDownloadURL{}
+	if err := f.kube.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: name}, sdu); err != nil {
+		t.Fatal(err)
+	}
+	return sdu
+}
+
 // talosTemplate is a template built as kubemox's Talos example builds one:
 // a disk image shipped as .iso, downloaded as content iso.
 func talosTemplate(name string) *v1alpha1.VirtualMachineTemplate {
@@ -307,10 +317,7 @@ func TestCreate(t *testing.T) {
 				return f.stored(t, newTemplate("img"))
 			},
 			check: func(t *testing.T, f *fixture, cr *v1alpha1.VirtualMachineTemplate) {
-				sdu := &v1alpha1.StorageDownloadURL{}
-				if err := f.kube.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: "img-image"}, sdu); err != nil {
-					t.Fatal(err)
-				}
+				sdu := f.image(t, "img-image")
 				if !metav1.IsControlledBy(sdu, cr) || sdu.Spec.VolID() != imageVol || meta.GetExternalName(cr) != "" {
 					t.Errorf("image %s owners %v; external name %q: want the owned image and no VMID yet", sdu.Spec.VolID(), sdu.OwnerReferences, meta.GetExternalName(cr))
 				}
@@ -325,10 +332,7 @@ func TestCreate(t *testing.T) {
 			},
 			events: []string{string(ReasonImageConverted)},
 			check: func(t *testing.T, f *fixture, _ *v1alpha1.VirtualMachineTemplate) {
-				sdu := &v1alpha1.StorageDownloadURL{}
-				if err := f.kube.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: "iso-image"}, sdu); err != nil {
-					t.Fatal(err)
-				}
+				sdu := f.image(t, "iso-image")
 				if sdu.Spec.VolID() != "local:import/noble.qcow2" {
 					t.Errorf("image %s, want local:import/noble.qcow2", sdu.Spec.VolID())
 				}
@@ -357,10 +361,7 @@ func TestCreate(t *testing.T) {
 			},
 			events: []string{string(ReasonImageFromPath)},
 			check: func(t *testing.T, f *fixture, _ *v1alpha1.VirtualMachineTemplate) {
-				sdu := &v1alpha1.StorageDownloadURL{}
-				if err := f.kube.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: "root-image"}, sdu); err != nil {
-					t.Fatal(err)
-				}
+				sdu := f.image(t, "root-image")
 				if sdu.Spec.VolID() != "local:iso/debian-12.img" {
 					t.Errorf("image %s, want local:iso/debian-12.img", sdu.Spec.VolID())
 				}
@@ -395,10 +396,7 @@ func TestCreate(t *testing.T) {
 			},
 			events: []string{string(ReasonImageFromPath)},
 			check: func(t *testing.T, f *fixture, _ *v1alpha1.VirtualMachineTemplate) {
-				sdu := &v1alpha1.StorageDownloadURL{}
-				if err := f.kube.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: "talos-image"}, sdu); err != nil {
-					t.Fatal(err)
-				}
+				sdu := f.image(t, "talos-image")
 				if sdu.Spec.VolID() != "local:iso/talos-amd64.iso" {
 					t.Errorf("image %s, want local:iso/talos-amd64.iso", sdu.Spec.VolID())
 				}
@@ -427,10 +425,7 @@ func TestCreate(t *testing.T) {
 			},
 			events: []string{string(ReasonImageFromPath)},
 			check: func(t *testing.T, f *fixture, _ *v1alpha1.VirtualMachineTemplate) {
-				sdu := &v1alpha1.StorageDownloadURL{}
-				if err := f.kube.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: "zst-image"}, sdu); err != nil {
-					t.Fatal(err)
-				}
+				sdu := f.image(t, "zst-image")
 				if sdu.Spec.VolID() != "local:iso/disk.img" || sdu.Spec.Compression != "zst" {
 					t.Errorf("image %s compression %q, want local:iso/disk.img, zst", sdu.Spec.VolID(), sdu.Spec.Compression)
 				}
@@ -445,10 +440,7 @@ func TestCreate(t *testing.T) {
 			},
 			events: []string{string(ReasonImageConverted)},
 			check: func(t *testing.T, f *fixture, _ *v1alpha1.VirtualMachineTemplate) {
-				sdu := &v1alpha1.StorageDownloadURL{}
-				if err := f.kube.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: "raw-image"}, sdu); err != nil {
-					t.Fatal(err)
-				}
+				sdu := f.image(t, "raw-image")
 				if sdu.Spec.VolID() != "local:import/disk.raw" {
 					t.Errorf("image %s, want local:import/disk.raw", sdu.Spec.VolID())
 				}
