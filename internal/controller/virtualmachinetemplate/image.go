@@ -66,13 +66,29 @@ var importExtensions = []string{".qcow2", ".raw", ".vmdk", ".ova"}
 // whether anything was changed.
 func importParameters(cr *v1alpha1.VirtualMachineTemplate) (p v1alpha1.DownloadParameters, converted bool) {
 	p = cr.Spec.ImageConfig
-	if p.Content != v1alpha1.ContentISO || !importable(p) {
+	if p.Content != v1alpha1.ContentISO {
 		return p, false
+	}
+	if !importable(p) {
+		return isoNamed(p)
 	}
 	p.Content = v1alpha1.ContentImport
 	if base, ok := strings.CutSuffix(p.Filename, ".img"); ok {
 		p.Filename = base + ".qcow2"
 	}
+	return p, true
+}
+
+// isoNamed returns iso download p named as iso content must be: a name
+// ending in neither .iso nor .img (pve-storage's $ISO_EXT_RE_0, any case)
+// gets .img appended (PVE finds the disk format in the file itself when it
+// imports from a path). renamed reports whether it did.
+func isoNamed(p v1alpha1.DownloadParameters) (_ v1alpha1.DownloadParameters, renamed bool) {
+	ext := strings.ToLower(path.Ext(p.Filename))
+	if ext == ".iso" || ext == ".img" {
+		return p, false
+	}
+	p.Filename += ".img"
 	return p, true
 }
 
@@ -173,6 +189,7 @@ func (e *external) image(ctx context.Context, cr *v1alpha1.VirtualMachineTemplat
 
 func (e *external) createImage(ctx context.Context, cr *v1alpha1.VirtualMachineTemplate) error {
 	p, converted := importParameters(cr)
+	staysISO := p.Content == v1alpha1.ContentISO // by its name or compression
 	if p.Content == v1alpha1.ContentVZTmpl {
 		return errors.New("imageConfig.content vztmpl is a container template: a VM's disk is imported from content import (or iso, converted)")
 	}
@@ -193,8 +210,8 @@ func (e *external) createImage(ctx context.Context, cr *v1alpha1.VirtualMachineT
 		return errors.Wrap(err, "cannot create the template's StorageDownloadURL")
 	}
 	switch {
-	case viaPath && cr.Spec.ImageConfig.Content == v1alpha1.ContentISO && !converted:
-		e.record.Event(cr, event.Normal(ReasonImageFromPath, "import content takes no file named "+p.Filename+": downloading "+
+	case viaPath && staysISO:
+		e.record.Event(cr, event.Normal(ReasonImageFromPath, "import content takes no file named "+cr.Spec.ImageConfig.Filename+" (or no compressed one): downloading "+
 			p.VolID()+" as iso content and importing the disk from its file path, which Proxmox VE allows root@pam alone"))
 	case viaPath:
 		e.record.Event(cr, event.Normal(ReasonImageFromPath, "storage "+p.Storage+" on node "+p.Node+" has no import content: downloading "+
