@@ -58,38 +58,6 @@ type ConnectionReference struct {
 	Name string `json:"name"`
 }
 
-// LocalSecretKeySelector selects a key of a Secret in the namespace of the
-// object holding the reference.
-type LocalSecretKeySelector struct {
-	// Name of the Secret.
-	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:MaxLength=253
-	Name string `json:"name"`
-
-	// Key within the Secret's data.
-	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:MaxLength=253
-	Key string `json:"key"`
-}
-
-// OptionalSecretKeySelector selects a key of a Secret in the namespace of
-// the resource naming it, which may be optional (kubemox's
-// corev1.SecretKeySelector).
-type OptionalSecretKeySelector struct {
-	LocalSecretKeySelector `json:",inline"`
-
-	// Optional, when true, lets the Secret or its key be missing: no
-	// password is set then, as kubemox, and the password is set once the
-	// key appears. When false or unset a missing Secret or key is an error.
-	// +optional
-	Optional *bool `json:"optional,omitempty"`
-}
-
-// IsOptional reports whether the Secret or key may be missing.
-func (s *OptionalSecretKeySelector) IsOptional() bool {
-	return s != nil && s.Optional != nil && *s.Optional
-}
-
 // VirtualMachineDisk is one disk of a VM.
 type VirtualMachineDisk struct {
 	// Storage is the Proxmox VE storage the disk lives on (for example
