@@ -63,6 +63,9 @@ type PropKey struct {
 	Alias string
 	// KeyAlias makes "KEY=VALUE" mean "KeyAlias=KEY,Alias=VALUE" (net0's "virtio=MAC").
 	KeyAlias string
+	// Format checks the value as PVE's named format of the key does,
+	// returning its message ("" when valid).
+	Format func(string) string
 }
 
 // RouteSpec declares one API route: its method, path template and parameters.
@@ -358,6 +361,11 @@ func storeProperty(f *PropFormat, out map[string]string, key, value string) erro
 	norm, msg := checkScalar(pk.Type, value)
 	if msg != "" {
 		return &propError{key: key, msg: msg}
+	}
+	if pk.Format != nil {
+		if msg := pk.Format(norm); msg != "" {
+			return &propError{key: key, msg: "invalid format - " + msg}
+		}
 	}
 	if len(pk.Enum) > 0 && !contains(pk.Enum, norm) {
 		return &propError{key: key, msg: fmt.Sprintf("value '%s' does not have a value in the enumeration '%s'", value, strings.Join(pk.Enum, ", "))}

@@ -33,3 +33,17 @@ func TestPropertyStringBooleans(t *testing.T) {
 		t.Error("a top-level boolean parameter must take only 1 or 0 (check_type)")
 	}
 }
+
+// TestCicustomTakesVolumeIDs checks qemu-server's $cicustom_fmt: each part
+// is format pve-volume-id (pve-storage's parse_volume_id,
+// PVE/Storage/Plugin.pm), so kubemox's user=local:snippets/x.yaml is taken
+// and a bare file name is refused with "unable to parse volume ID".
+func TestCicustomTakesVolumeIDs(t *testing.T) {
+	if _, err := parsePropertyString(cicustomFormat, "user=local:snippets/x.yaml,vendor=nas-1:snippets/v.yaml"); err != nil {
+		t.Errorf("volume IDs refused: %v", err)
+	}
+	_, err := parsePropertyString(cicustomFormat, "user=x.yaml")
+	if err == nil || err.Error() != "user: invalid format - unable to parse volume ID 'x.yaml'" {
+		t.Errorf("a bare file name: got %v, want user: invalid format - unable to parse volume ID 'x.yaml'", err)
+	}
+}
