@@ -51,36 +51,39 @@ func Connect(ctx context.Context, kube client.Reader, usage UsageTracker, client
 		return nil, "", errors.Wrap(err, "cannot track ProxmoxConnection usage")
 	}
 	name := mg.GetProviderConfigReference().Name
-	cl, err := clients.Get(name)
-	if errors.Is(err, pve.ErrNotReady) {
-		err = connectionMissing(ctx, kube, mg, name, err)
-	}
+	cl, err := ClientOf(ctx, kube, clients, mg, name)
 	if err != nil {
 		return nil, "", errors.Wrap(err, "cannot get a Proxmox VE client")
 	}
 	return cl, name, nil
 }
 
-// connectionMissing returns notReady unless connection does not exist;
-// then an error naming it and why mg uses it.
-func connectionMissing(ctx context.Context, kube client.Reader, mg resource.ModernManaged, connection string, notReady error) error {
-	err := kube.Get(ctx, types.NamespacedName{Name: connection}, &v1alpha1.ProxmoxConnection{})
-	switch {
-	case kerrors.IsNotFound(err):
-		return errors.Wrapf(ErrConnectionNotFound, "ProxmoxConnection %q does not exist (%s): create it, or name an existing one in spec.connectionRef",
-			connection, connectionChoice(mg))
-	case err != nil:
-		return errors.Wrapf(notReady, "cannot tell whether ProxmoxConnection %q exists: %v", connection, err)
+// ClientOf returns connection's current client from clients, for o. When
+// there is none, kube says whether the connection exists at all: a missing
+// one is named, with why o uses it, wrapping ErrConnectionNotFound;
+// otherwise the cache's pve.ErrNotReady is returned.
+func ClientOf(ctx context.Context, kube client.Reader, clients *pve.Cache, o runtime.Object, connection string) (*pve.Client, error) {
+	cl, err := clients.Get(connection)
+	if !errors.Is(err, pve.ErrNotReady) {
+		return cl, err
 	}
-	return notReady
+	err2 := kube.Get(ctx, types.NamespacedName{Name: connection}, &v1alpha1.ProxmoxConnection{})
+	switch {
+	case kerrors.IsNotFound(err2):
+		return nil, errors.Wrapf(ErrConnectionNotFound, "ProxmoxConnection %q does not exist (%s): create it, or name an existing one in spec.connectionRef",
+			connection, connectionChoice(o))
+	case err2 != nil:
+		return nil, errors.Wrapf(err, "cannot tell whether ProxmoxConnection %q exists: %v", connection, err2)
+	}
+	return nil, err
 }
 
-// connectionChoice says why mg uses its connection: the field naming it,
+// connectionChoice says why o uses its connection: the field naming it,
 // or that none does and the default applies.
-func connectionChoice(mg resource.ModernManaged) string {
-	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(mg)
+func connectionChoice(o runtime.Object) string {
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
 	if err != nil {
-		return "the connection of " + mg.GetName()
+		return "the connection the resource names"
 	}
 	spec, _ := u["spec"].(map[string]any)
 	switch {
