@@ -64,10 +64,13 @@ type ContainerNetwork struct {
 	// +optional
 	Model string `json:"model,omitempty"`
 
-	// Bridge the interface is attached to (for example vmbr0).
+	// Bridge the interface is attached to. Defaults to vmbr0, the bridge
+	// kubemox attaches a container's interface to when none is named.
+	// +kubebuilder:default=vmbr0
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=64
-	Bridge string `json:"bridge"`
+	// +optional
+	Bridge string `json:"bridge,omitempty"`
 
 	// Name of the interface inside the container (default eth0 for the
 	// first, eth1 for the second, ...).

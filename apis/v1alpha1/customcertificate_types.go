@@ -161,7 +161,7 @@ type CustomCertificateStatus struct {
 // +kubebuilder:printcolumn:name="READY",type="string",JSONPath=".status.conditions[?(@.type=='Ready')].status"
 // +kubebuilder:printcolumn:name="SYNCED",type="string",JSONPath=".status.conditions[?(@.type=='Synced')].status"
 // +kubebuilder:printcolumn:name="NODE",type="string",JSONPath=".metadata.annotations.crossplane\\.io/external-name"
-// +kubebuilder:printcolumn:name="EXPIRES",type="date",JSONPath=".status.notAfter"
+// +kubebuilder:printcolumn:name="EXPIRES",type="string",JSONPath=".status.notAfter",description="When the certificate expires (RFC 3339). A string column: kubectl prints a date column as the age, <invalid> for a time still to come"
 // +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
 
 // A CustomCertificate is the TLS certificate a Proxmox VE node's pveproxy

@@ -58,20 +58,6 @@ type ConnectionReference struct {
 	Name string `json:"name"`
 }
 
-// LocalSecretKeySelector selects a key of a Secret in the namespace of the
-// object holding the reference.
-type LocalSecretKeySelector struct {
-	// Name of the Secret.
-	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:MaxLength=253
-	Name string `json:"name"`
-
-	// Key within the Secret's data.
-	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:MaxLength=253
-	Key string `json:"key"`
-}
-
 // VirtualMachineDisk is one disk of a VM.
 type VirtualMachineDisk struct {
 	// Storage is the Proxmox VE storage the disk lives on (for example
@@ -82,8 +68,9 @@ type VirtualMachineDisk struct {
 
 	// Size of the disk in GiB (PVE's "G"). Disks only grow: a smaller size
 	// than the current one is refused by the controller, never applied.
+	// No maximum, as kubemox and Proxmox VE's API (the storage refuses
+	// what it cannot allocate, with its message).
 	// +kubebuilder:validation:Minimum=1
-	// +kubebuilder:validation:Maximum=131072
 	Size int32 `json:"size"`
 
 	// Device is the bus and slot Proxmox VE attaches the disk to:
@@ -141,9 +128,10 @@ type VirtualMachineHardware struct {
 	// +optional
 	Cores int32 `json:"cores,omitempty"`
 
-	// Socket is the number of CPU sockets.
+	// Socket is the number of CPU sockets. No maximum, as kubemox and
+	// Proxmox VE's schema (qemu-server's sockets has only minimum 1); a VM
+	// with more vCPUs than its node has fails to start, with PVE's message.
 	// +kubebuilder:validation:Minimum=1
-	// +kubebuilder:validation:Maximum=16
 	// +optional
 	Socket int32 `json:"socket,omitempty"`
 
@@ -348,7 +336,7 @@ type CloudInitConfig struct {
 	// PasswordFrom reads the password of User from a key of a Secret in the
 	// VirtualMachine's namespace.
 	// +optional
-	PasswordFrom *LocalSecretKeySelector `json:"passwordFrom,omitempty"`
+	PasswordFrom *OptionalSecretKeySelector `json:"passwordFrom,omitempty"`
 
 	// SSHKeys are public keys in OpenSSH format (sshkeys).
 	// +kubebuilder:validation:MaxItems=64

@@ -48,8 +48,9 @@ type PCIDevicesSpec struct {
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.connectionRef) || has(self.connectionRef)",message="connectionRef is required once set"
 type VirtualMachineSetSpec struct {
 	// Replicas is the number of VMs, named <set>-0 to <set>-<replicas-1>.
+	// No maximum, as kubemox: Proxmox VE refuses a VM only when it has no
+	// VMID left to give.
 	// +kubebuilder:validation:Minimum=0
-	// +kubebuilder:validation:Maximum=1000
 	Replicas int32 `json:"replicas"`
 
 	// NodeName is the Proxmox VE node the VMs are created on.

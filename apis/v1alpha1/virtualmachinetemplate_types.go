@@ -39,10 +39,9 @@ type VMTemplateNetwork struct {
 
 // VirtualMachineConfig is the template VM's hardware (kubemox's names).
 type VirtualMachineConfig struct {
-	// Sockets of the CPU.
+	// Sockets of the CPU. No maximum, as kubemox and Proxmox VE's schema.
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=1
-	// +kubebuilder:validation:Maximum=16
 	// +optional
 	Sockets int32 `json:"sockets,omitempty"`
 

@@ -207,7 +207,7 @@ func vmName(i int) string { return fmt.Sprintf("vm-%04d", i) }
 func (w *world) vm(i int, passwordFrom bool) *v1alpha1.VirtualMachine {
 	clone := &v1alpha1.VirtualMachineCloneSpec{Name: templateName(i % templates), VirtualMachineHardware: v1alpha1.VirtualMachineHardware{Cores: 2, Socket: 1, Memory: 2048}}
 	if passwordFrom {
-		clone.CloudInitConfig = &v1alpha1.CloudInitConfig{User: "ops", PasswordFrom: &v1alpha1.LocalSecretKeySelector{Name: ciSecret, Key: "pw"}}
+		clone.CloudInitConfig = &v1alpha1.CloudInitConfig{User: "ops", PasswordFrom: &v1alpha1.OptionalSecretKeySelector{LocalSecretKeySelector: v1alpha1.LocalSecretKeySelector{Name: ciSecret, Key: "pw"}}}
 	}
 	return &v1alpha1.VirtualMachine{
 		ObjectMeta: metav1.ObjectMeta{Namespace: benchNS, Name: vmName(i)},

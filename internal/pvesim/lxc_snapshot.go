@@ -225,13 +225,15 @@ func lxcInterface(name, hw, inet, inet6 string) map[string]any {
 	return m
 }
 
-// lxcIPv4 is the configured static address, or a deterministic lease for dhcp.
+// lxcIPv4 is the configured static address, or a deterministic lease for
+// dhcp: the VMID's two low bytes, as a VM's agent reports, so every guest
+// below VMID 65536 has its own address.
 func lxcIPv4(ip string, vmid, idx int) string {
 	switch ip {
 	case "", "manual":
 		return ""
 	case "dhcp":
-		return fmt.Sprintf("10.%d.%d.%d/24", 10+idx, (vmid>>8)&0xff, vmid&0xff|1)
+		return fmt.Sprintf("10.%d.%d.%d/24", 10+idx, (vmid>>8)&0xff, vmid&0xff)
 	}
 	return ip
 }

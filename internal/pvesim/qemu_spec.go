@@ -1,6 +1,10 @@
 package pvesim
 
-import "strconv"
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+)
 
 // Property-string formats and the QEMU config parameters, written from PVE's documented
 // API (qemu-server's JSON schema); only what a client can tell apart is modelled.
@@ -11,6 +15,28 @@ func propKeys(t ParamType, names ...string) map[string]PropKey {
 		m[n] = PropKey{Type: t}
 	}
 	return m
+}
+
+// volumeIDKeys are string keys of format pve-volume-id (qemu-server's
+// $cicustom_fmt).
+func volumeIDKeys(names ...string) map[string]PropKey {
+	m := propKeys(TypeString, names...)
+	for n, k := range m {
+		k.Format = checkVolumeID
+		m[n] = k
+	}
+	return m
+}
+
+// reVolumeID is pve-storage's parse_volume_id (PVE/Storage/Plugin.pm).
+var reVolumeID = regexp.MustCompile(`(?i)^[a-z][a-z0-9\-_.]*[a-z0-9]:.+$`)
+
+// checkVolumeID is the pve-volume-id format's check.
+func checkVolumeID(v string) string {
+	if reVolumeID.MatchString(v) {
+		return ""
+	}
+	return fmt.Sprintf("unable to parse volume ID '%s'", v)
 }
 
 func mergeKeys(ms ...map[string]PropKey) map[string]PropKey {
@@ -85,7 +111,7 @@ var (
 		})}
 	memoryFormat   = &PropFormat{DefaultKey: "current", Keys: propKeys(TypeInteger, "current")}
 	ipconfigFormat = &PropFormat{Keys: propKeys(TypeString, "gw", "gw6", "ip", "ip6")}
-	cicustomFormat = &PropFormat{Keys: propKeys(TypeString, "meta", "network", "user", "vendor")}
+	cicustomFormat = &PropFormat{Keys: volumeIDKeys("meta", "network", "user", "vendor")}
 	startupFormat  = &PropFormat{DefaultKey: "order", Keys: propKeys(TypeInteger, "order", "up", "down")}
 	vgaFormat      = &PropFormat{DefaultKey: "type", Keys: mergeKeys(propKeys(TypeInteger, "memory"), map[string]PropKey{
 		"type":      {Type: TypeString, Enum: []string{"cirrus", "qxl", "qxl2", "qxl3", "qxl4", "none", "serial0", "serial1", "serial2", "serial3", "std", "virtio", "virtio-gl", "vmware"}},

@@ -63,6 +63,9 @@ type PropKey struct {
 	Alias string
 	// KeyAlias makes "KEY=VALUE" mean "KeyAlias=KEY,Alias=VALUE" (net0's "virtio=MAC").
 	KeyAlias string
+	// Format checks the value as PVE's named format of the key does,
+	// returning its message ("" when valid).
+	Format func(string) string
 }
 
 // RouteSpec declares one API route: its method, path template and parameters.
@@ -352,15 +355,37 @@ func storeProperty(f *PropFormat, out map[string]string, key, value string) erro
 	if _, dup := out[key]; dup {
 		return &propError{key: key, msg: "duplicate key in comma-separated list property"}
 	}
+	if pk.Type == TypeBoolean {
+		value = parseBoolean(value)
+	}
 	norm, msg := checkScalar(pk.Type, value)
 	if msg != "" {
 		return &propError{key: key, msg: msg}
+	}
+	if pk.Format != nil {
+		if msg := pk.Format(norm); msg != "" {
+			return &propError{key: key, msg: "invalid format - " + msg}
+		}
 	}
 	if len(pk.Enum) > 0 && !contains(pk.Enum, norm) {
 		return &propError{key: key, msg: fmt.Sprintf("value '%s' does not have a value in the enumeration '%s'", value, strings.Join(pk.Enum, ", "))}
 	}
 	out[key] = norm
 	return nil
+}
+
+// parseBoolean is pve-common's parse_boolean, which parse_property_string
+// applies to a boolean key before its type check: 1, on, yes and true (any
+// case) are 1; 0, off, no and false are 0; anything else stays as it is
+// (and fails the check).
+func parseBoolean(v string) string {
+	switch strings.ToLower(v) {
+	case "1", "on", "yes", "true":
+		return "1"
+	case "0", "off", "no", "false":
+		return "0"
+	}
+	return v
 }
 
 // splitPropertyString splits on commas outside double quotes.

@@ -215,10 +215,10 @@ func containerCases() map[string]admissionCase {
     ostemplate: local:vztmpl/x.tar.zst
     network: [{bridge: vmbr0, ip6: 192.0.2.10/24}]
 `), wantErr: []string{"spec.template.network[0].ip6", "network ip6 must be an IPv6 address"}},
-		"BridgeMissing": {manifest: ct(ctHead + `
+		"BridgeMissingDefaultsAsKubemox": {manifest: ct(ctHead + `
     ostemplate: local:vztmpl/x.tar.zst
     network: [{model: virtio}]
-`), wantErr: []string{"spec.template.network[0].bridge: Required value"}},
+`)},
 		"RebootPolicy": {manifest: ct(`
   name: ct-case
   nodeName: pve1

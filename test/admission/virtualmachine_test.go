@@ -291,18 +291,18 @@ func virtualMachineCases() map[string]admissionCase {
 		"CoresTooMany": {manifest: vm(clone + `
     cores: 513
 `), wantErr: []string{"spec.template.cores", "less than or equal to 512"}},
-		"SocketsTooMany": {manifest: vm(`
+		// Accepted as kubemox and Proxmox VE's schema accept them (no maximum).
+		"ManySockets": {manifest: vm(`
   name: vm-case
   nodeName: pve1
   vmSpec: {socket: 17}
-`), wantErr: []string{"spec.vmSpec.socket", "less than or equal to 16"}},
+`)},
 		"MemoryTooSmall": {manifest: vm(clone + `
     memory: 8
 `), wantErr: []string{"spec.template.memory", "greater than or equal to 16"}},
 		"DiskSizeZero": {manifest: disk("scsi0", "0"),
 			wantErr: []string{"spec.template.disk[0].size", "greater than or equal to 1"}},
-		"DiskSizeTooLarge": {manifest: disk("scsi0", "131073"),
-			wantErr: []string{"spec.template.disk[0].size", "less than or equal to 131072"}},
+		"LargeDisk": {manifest: disk("scsi0", "131073")},
 
 		// Rejected: devices.
 		"DeviceSCSI31":   {manifest: disk("scsi31", "10"), wantErr: []string{"spec.template.disk[0].device", "device must be one of scsi0-scsi30, virtio0-virtio15, sata0-sata5, ide0-ide3"}},

@@ -61,11 +61,11 @@ func virtualMachineSetCases() map[string]admissionCase {
   nodeName: pve1
   template: {name: tpl}
 `), wantErr: []string{"spec.replicas", "greater than or equal to 0"}},
-		"ReplicasTooMany": {manifest: vmSet(`
+		"ManyReplicasAsKubemox": {manifest: vmSet(`
   replicas: 1001
   nodeName: pve1
   template: {name: tpl}
-`), wantErr: []string{"spec.replicas", "less than or equal to 1000"}},
+`)},
 		"ReplicasMissing": {manifest: vmSet(`
   nodeName: pve1
   template: {name: tpl}

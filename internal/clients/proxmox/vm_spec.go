@@ -61,6 +61,20 @@ type VMCloudInit struct {
 	CustomVendor    string
 }
 
+// CustomVolumes are the snippet volumes cicustom names, in its key order.
+func (ci *VMCloudInit) CustomVolumes() []string {
+	if ci == nil {
+		return nil
+	}
+	var out []string
+	for _, v := range []string{ci.CustomUser, ci.CustomMeta, ci.CustomNetwork, ci.CustomVendor} {
+		if v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
 // VMSpec is what a VirtualMachine asks of a QEMU guest, in the provider's
 // terms; this package turns it into PVE keys. Zero values mean "not managed".
 type VMSpec struct {

@@ -99,7 +99,7 @@ func Setup(mgr ctrl.Manager, o controller.Options, clients *pve.Cache, secretWat
 		WatchesRawSource(secretWatch.Source(connectionsReferencingSecret(mgr.GetClient(), o.Logger))).
 		Watches(&v1alpha1.ProviderConfigUsage{}, handler.EnqueueRequestsFromMapFunc(connectionOfUsage)).
 		WatchesRawSource(source.Channel(r.endpointEvents, &handler.EnqueueRequestForObject{})).
-		Complete(ratelimit.NewReconciler(name, r, o.GlobalRateLimiter))
+		Complete(ratelimit.NewReconciler(name, errors.WithSilentRequeueOnConflict(r), o.GlobalRateLimiter))
 }
 
 // A Reconciler reconciles ProxmoxConnections.

@@ -58,7 +58,7 @@ type connector struct {
 
 // Connect implements managed.TypedExternalConnector.
 func (c *connector) Connect(ctx context.Context, cr *v1alpha1.CustomCertificate) (managed.TypedExternalClient[*v1alpha1.CustomCertificate], error) {
-	cl, connection, err := guest.Connect(ctx, c.usage, c.clients, cr)
+	cl, connection, err := guest.Connect(ctx, c.kube, c.usage, c.clients, cr)
 	if err != nil {
 		return nil, err
 	}

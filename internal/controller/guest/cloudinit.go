@@ -18,7 +18,9 @@ package guest
 
 import (
 	"context"
+	"strings"
 
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -63,9 +65,25 @@ func CloudInitOf(ci *v1alpha1.CloudInitConfig) *pve.VMCloudInit {
 		out.IPConfigs = append(out.IPConfigs, c)
 	}
 	if c := ci.Custom; c != nil {
-		out.CustomUser, out.CustomMeta, out.CustomNetwork, out.CustomVendor = c.UserData, c.MetaData, c.NetworkData, c.VendorData
+		out.CustomUser, out.CustomMeta = SnippetVolume(c.UserData), SnippetVolume(c.MetaData)
+		out.CustomNetwork, out.CustomVendor = SnippetVolume(c.NetworkData), SnippetVolume(c.VendorData)
 	}
 	return out
+}
+
+// SnippetStorage is where kubemox reads a cloudInitConfig.custom snippet
+// named without a storage: its cicustom is always user=local:snippets/<name>.
+const SnippetStorage = "local"
+
+// SnippetVolume is the volume ID cicustom takes for a custom snippet: a
+// bare file name is kubemox's local:snippets/<name>; a value that is
+// already a volume ID (storage:snippets/name) is kept, so a snippet on
+// another storage can be named too.
+func SnippetVolume(name string) string {
+	if name == "" || strings.Contains(name, ":") {
+		return name
+	}
+	return SnippetStorage + ":snippets/" + name
 }
 
 // SecretKeyReader reads one key of a Secret with its resourceVersion: a
@@ -76,8 +94,9 @@ type SecretKeyReader interface {
 }
 
 // CloudInitPasswordOf returns the cloud-init password of o with its
-// version, nil when none is set. A passwordFrom Secret is read in o's
-// namespace through keys (Secrets are never cached with their data).
+// version, nil when none is set or an optional passwordFrom Secret or key
+// is missing. A passwordFrom Secret is read in o's namespace through keys
+// (Secrets are never cached with their data).
 func CloudInitPasswordOf(ctx context.Context, keys SecretKeyReader, o metav1.Object, ci *v1alpha1.CloudInitConfig) (*CloudInitPassword, error) {
 	if ci.Password != "" {
 		return &CloudInitPassword{Value: ci.Password, Version: v1alpha1.CloudInitPasswordApplied{Generation: o.GetGeneration()}}, nil
@@ -88,6 +107,9 @@ func CloudInitPasswordOf(ctx context.Context, keys SecretKeyReader, o metav1.Obj
 	}
 	k, err := keys.Key(ctx, types.NamespacedName{Namespace: o.GetNamespace(), Name: ref.Name}, ref.Key)
 	switch {
+	case ref.IsOptional() && (errors.Is(err, secrets.ErrKeyNotFound) || kerrors.IsNotFound(err)):
+		// kubemox's optional: no password until the Secret and key exist.
+		return nil, nil
 	case errors.Is(err, secrets.ErrKeyNotFound):
 		return nil, errors.Errorf("Secret %s/%s has no key %q (cloudInitConfig.passwordFrom)", o.GetNamespace(), ref.Name, ref.Key)
 	case err != nil:

@@ -19,11 +19,21 @@ package guest
 import (
 	"context"
 
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 
+	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 )
+
+// ErrConnectionNotFound means the ProxmoxConnection a resource uses does
+// not exist (as opposed to existing without a working client yet).
+var ErrConnectionNotFound = errors.New("ProxmoxConnection does not exist")
 
 // UsageTracker records that a managed resource uses its ProxmoxConnection.
 type UsageTracker interface {
@@ -33,15 +43,54 @@ type UsageTracker interface {
 // Connect records that mg uses its ProxmoxConnection (so the connection is
 // not deleted under it), then returns the connection's name and its current
 // Proxmox client from the cache (the ProxmoxConnection controller keeps it
-// up to date with the credential).
-func Connect(ctx context.Context, usage UsageTracker, clients *pve.Cache, mg resource.ModernManaged) (*pve.Client, string, error) {
+// up to date with the credential). When the cache has no client, kube says
+// whether the connection exists at all: a missing one is named, with why
+// mg uses it, wrapping ErrConnectionNotFound.
+func Connect(ctx context.Context, kube client.Reader, usage UsageTracker, clients *pve.Cache, mg resource.ModernManaged) (*pve.Client, string, error) {
 	if err := usage.Track(ctx, mg); err != nil {
 		return nil, "", errors.Wrap(err, "cannot track ProxmoxConnection usage")
 	}
 	name := mg.GetProviderConfigReference().Name
-	cl, err := clients.Get(name)
+	cl, err := ClientOf(ctx, kube, clients, mg, name)
 	if err != nil {
 		return nil, "", errors.Wrap(err, "cannot get a Proxmox VE client")
 	}
 	return cl, name, nil
+}
+
+// ClientOf returns connection's current client from clients, for o. When
+// there is none, kube says whether the connection exists at all: a missing
+// one is named, with why o uses it, wrapping ErrConnectionNotFound;
+// otherwise the cache's pve.ErrNotReady is returned.
+func ClientOf(ctx context.Context, kube client.Reader, clients *pve.Cache, o runtime.Object, connection string) (*pve.Client, error) {
+	cl, err := clients.Get(connection)
+	if !errors.Is(err, pve.ErrNotReady) {
+		return cl, err
+	}
+	err2 := kube.Get(ctx, types.NamespacedName{Name: connection}, &v1alpha1.ProxmoxConnection{})
+	switch {
+	case kerrors.IsNotFound(err2):
+		return nil, errors.Wrapf(ErrConnectionNotFound, "ProxmoxConnection %q does not exist (%s): create it, or name an existing one in spec.connectionRef",
+			connection, connectionChoice(o))
+	case err2 != nil:
+		return nil, errors.Wrapf(err, "cannot tell whether ProxmoxConnection %q exists: %v", connection, err2)
+	}
+	return nil, err
+}
+
+// connectionChoice says why o uses its connection: the field naming it,
+// or that none does and the default applies.
+func connectionChoice(o runtime.Object) string {
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
+	if err != nil {
+		return "the connection the resource names"
+	}
+	spec, _ := u["spec"].(map[string]any)
+	switch {
+	case spec["providerConfigRef"] != nil:
+		return "named by spec.providerConfigRef"
+	case spec["connectionRef"] != nil:
+		return "named by spec.connectionRef"
+	}
+	return "spec.connectionRef is unset, so the connection named " + `"` + v1alpha1.DefaultConnectionName + `"` + " is used"
 }

@@ -68,7 +68,7 @@ func NewDeps(mgr ctrl.Manager, o controller.Options, clients *pve.Cache, vmids *
 // Connect records that mg uses its ProxmoxConnection and returns the
 // connection's current client and name (see Connect).
 func (d *Deps) Connect(ctx context.Context, mg resource.ModernManaged) (*pve.Client, string, error) {
-	return Connect(ctx, d.Usage, d.Clients, mg)
+	return Connect(ctx, d.Kube, d.Usage, d.Clients, mg)
 }
 
 // Identity is how one reconcile, speaking to connection through cl, finds,

@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
@@ -51,5 +52,5 @@ func Setup(mgr ctrl.Manager, o controller.Options, clients *pve.Cache) error {
 		Named(ControllerName).
 		WithOptions(o.ForControllerRuntime()).
 		For(&v1alpha1.GuestImport{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Complete(r)
+		Complete(errors.WithSilentRequeueOnConflict(r)) // a conflict is requeued, not logged as an error
 }

@@ -375,7 +375,7 @@ func Setup(mgr ctrl.Manager, o controller.Options) error {
 		Named(name).
 		WithOptions(o.ForControllerRuntime()).
 		For(&v1alpha1.VirtualMachineSnapshotPolicy{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Complete(r)
+		Complete(errors.WithSilentRequeueOnConflict(r)) // a conflict is requeued, not logged as an error
 }
 
 // NewReconciler returns a Reconciler reading time from clk.

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
@@ -47,6 +48,7 @@ func ControllerName() string { return managed.ControllerName(v1alpha1.StorageDow
 func Setup(mgr ctrl.Manager, o controller.Options, clients *pve.Cache) error {
 	recorder := guest.Recorder(mgr, o, ControllerName())
 	c := &connector{
+		kube:      mgr.GetClient(),
 		usage:     resource.NewProviderConfigUsageTracker(mgr.GetClient(), &v1alpha1.ProviderConfigUsage{}),
 		clients:   clients,
 		record:    recorder,
@@ -81,6 +83,7 @@ var _ Proxmox = (*pve.Client)(nil)
 // connector hands out an external client per reconcile, over the current
 // Proxmox client of the resource's connection.
 type connector struct {
+	kube      client.Reader
 	usage     guest.UsageTracker
 	clients   *pve.Cache
 	record    event.Recorder
@@ -89,7 +92,7 @@ type connector struct {
 
 // Connect implements managed.TypedExternalConnector.
 func (c *connector) Connect(ctx context.Context, cr *v1alpha1.StorageDownloadURL) (managed.TypedExternalClient[*v1alpha1.StorageDownloadURL], error) {
-	cl, _, err := guest.Connect(ctx, c.usage, c.clients, cr)
+	cl, _, err := guest.Connect(ctx, c.kube, c.usage, c.clients, cr)
 	if err != nil {
 		return nil, err
 	}

@@ -146,7 +146,9 @@ func passwordNeedsApply(cr *v1alpha1.VirtualMachine, pw *guest.CloudInitPassword
 
 // prerequisites are what must exist on the node before the VM is created: the
 // storages of a scratch VM's disks (a clone's come from its template) or of
-// a full clone's target, the OS image volume, and every NIC's bridge.
+// a full clone's target, the OS image volume, every NIC's bridge, and the
+// cloud-init snippets (PVE takes any volume ID in cicustom and reads the
+// file only when it builds the drive, at start).
 func (d desired) prerequisites() pve.Prerequisites {
 	p := pve.Prerequisites{Node: d.Node}
 	if d.Source == "" {
@@ -163,6 +165,7 @@ func (d desired) prerequisites() pve.Prerequisites {
 	for _, n := range d.Spec.NICs {
 		p.Bridges = appendNew(p.Bridges, n.Bridge)
 	}
+	p.Volumes = append(p.Volumes, d.Spec.CloudInit.CustomVolumes()...)
 	return p
 }
 

@@ -70,6 +70,12 @@ func (e *external) applyConfig(ctx context.Context, cr *v1alpha1.VirtualMachine,
 	if o.needPass {
 		set["cipassword"] = o.want.Password.Value
 	}
+	if _, ok := set["cicustom"]; ok {
+		// PVE stores any volume ID and fails only at the next start.
+		if err := e.cl.CheckPrerequisites(ctx, pve.Prerequisites{Node: o.Ref.Node, Volumes: o.want.Spec.CloudInit.CustomVolumes()}); err != nil {
+			return false, errors.Wrap(err, "cannot write cloudInitConfig.custom")
+		}
+	}
 	if len(set) > 0 {
 		if err := e.cl.SetGuestConfig(ctx, o.Ref, set, nil); err != nil {
 			return guest.RetryIfLocked(scrubPassword(err, o.want.Password), "configuration")

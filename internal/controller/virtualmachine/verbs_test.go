@@ -363,7 +363,7 @@ func TestCreate(t *testing.T) {
 			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
 				cr := cloneVM("nopass")
 				cr.Spec.Template.CloudInitConfig = &v1alpha1.CloudInitConfig{User: "u",
-					PasswordFrom: &v1alpha1.LocalSecretKeySelector{Name: "missing", Key: "password"}}
+					PasswordFrom: &v1alpha1.OptionalSecretKeySelector{LocalSecretKeySelector: v1alpha1.LocalSecretKeySelector{Name: "missing", Key: "password"}}}
 				return pending(t, f, cr)
 			},
 			want: verbWant{err: "missing", pve: func(t *testing.T, f *fixture, cr *v1alpha1.VirtualMachine) {

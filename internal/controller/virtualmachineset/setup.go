@@ -18,8 +18,11 @@ package virtualmachineset
 
 import (
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
@@ -34,11 +37,17 @@ const ControllerName = "virtualmachineset"
 func Setup(mgr ctrl.Manager, o controller.Options) error {
 	//nolint:staticcheck // crossplane-runtime's event recorder needs the legacy recorder interface.
 	recorder := event.NewAPIRecorder(mgr.GetEventRecorderFor(ControllerName), o.EventFilterFunctions...)
-	r := &Reconciler{kube: mgr.GetClient(), record: recorder}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		WithOptions(o.ForControllerRuntime()).
 		For(&v1alpha1.VirtualMachineSet{}).
 		Owns(&v1alpha1.VirtualMachine{}).
-		Complete(r)
+		Complete(newReconciler(mgr.GetClient(), recorder))
+}
+
+// newReconciler is the set reconciler as the controller runs it: a
+// conflict (a status written from a stale read) is requeued, not logged as
+// a Reconciler error with a stack trace.
+func newReconciler(kube client.Client, record event.Recorder) reconcile.Reconciler {
+	return errors.WithSilentRequeueOnConflict(&Reconciler{kube: kube, record: record})
 }

@@ -60,7 +60,7 @@ func (c *connector) Connect(ctx context.Context, cr *v1alpha1.VirtualMachineSnap
 	cr.Status.ConnectionName = t.connection.Name
 	tracked := cr.DeepCopy()
 	tracked.Spec.ProviderConfigReference = t.connection
-	cl, _, err := guest.Connect(ctx, c.usage, c.clients, tracked)
+	cl, _, err := guest.Connect(ctx, c.kube, c.usage, c.clients, tracked)
 	if err != nil {
 		return nil, err
 	}

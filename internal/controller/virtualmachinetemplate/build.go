@@ -40,6 +40,9 @@ const (
 // Create takes the next build step: the image, the VM, the conversion. It
 // waits (does nothing) while the image downloads or a task of ours runs.
 func (e *external) Create(ctx context.Context, cr *v1alpha1.VirtualMachineTemplate) (managed.ExternalCreation, error) {
+	if err := e.checkSnippets(ctx, cr); err != nil {
+		return managed.ExternalCreation{}, err
+	}
 	image, err := e.ensureImage(ctx, cr)
 	if err != nil || image == "" {
 		return managed.ExternalCreation{}, err
@@ -62,6 +65,18 @@ func (e *external) Create(ctx context.Context, cr *v1alpha1.VirtualMachineTempla
 		return managed.ExternalCreation{}, nil
 	}
 	return managed.ExternalCreation{}, e.convert(ctx, cr, vm.ref)
+}
+
+// checkSnippets refuses a cloudInitConfig.custom naming a snippet volume
+// that does not exist on the node: PVE would store the cicustom and fail
+// only when it builds the cloud-init drive of a clone's first start.
+func (e *external) checkSnippets(ctx context.Context, cr *v1alpha1.VirtualMachineTemplate) error {
+	ci := cr.Spec.CloudInitConfig
+	if ci == nil || ci.Custom == nil {
+		return nil
+	}
+	vols := guest.CloudInitOf(ci).CustomVolumes()
+	return errors.Wrap(e.cl.CheckPrerequisites(ctx, pve.Prerequisites{Node: cr.Spec.NodeName, Volumes: vols}), "cannot write cloudInitConfig.custom")
 }
 
 // createVM starts the one qmcreate that makes the VM: the disk imported

@@ -50,21 +50,55 @@ const (
 // imageName is the name of the template's StorageDownloadURL.
 func imageName(cr *v1alpha1.VirtualMachineTemplate) string { return cr.Name + "-image" }
 
+// importExtensions are the file name endings import content takes in a
+// download (pve-storage's $UPLOAD_IMPORT_EXT_RE_1, which download-url
+// checks for content import).
+var importExtensions = []string{".qcow2", ".raw", ".vmdk", ".ova"}
+
 // importParameters are the download the template imports its disk from:
-// imageConfig, with iso content turned into import (import-from refuses an
-// iso volume) and a .img file name into .qcow2 (import content takes
-// .qcow2, .raw, .vmdk and .ova; cloud images named .img are qcow2 files).
-// converted reports whether anything was changed.
+// imageConfig, with an iso download turned into import content where
+// import takes the file (import-from refuses an iso volume): a .img name
+// becomes .qcow2 (cloud images named .img are qcow2 files), a name import
+// content takes stays. An iso whose name import content refuses (a disk
+// image shipped as .iso, as Talos's) or which Proxmox VE is to decompress
+// (compression applies to iso downloads only) stays iso content: its disk
+// is imported from the file's path (see viaPath). converted reports
+// whether anything was changed.
 func importParameters(cr *v1alpha1.VirtualMachineTemplate) (p v1alpha1.DownloadParameters, converted bool) {
 	p = cr.Spec.ImageConfig
 	if p.Content != v1alpha1.ContentISO {
 		return p, false
 	}
-	p.Content, p.Compression = v1alpha1.ContentImport, ""
+	if !importable(p) {
+		return isoNamed(p)
+	}
+	p.Content = v1alpha1.ContentImport
 	if base, ok := strings.CutSuffix(p.Filename, ".img"); ok {
 		p.Filename = base + ".qcow2"
 	}
 	return p, true
+}
+
+// isoNamed returns iso download p named as iso content must be: a name
+// ending in neither .iso nor .img (pve-storage's $ISO_EXT_RE_0, any case)
+// gets .img appended (PVE finds the disk format in the file itself when it
+// imports from a path). renamed reports whether it did.
+func isoNamed(p v1alpha1.DownloadParameters) (_ v1alpha1.DownloadParameters, renamed bool) {
+	ext := strings.ToLower(path.Ext(p.Filename))
+	if ext == ".iso" || ext == ".img" {
+		return p, false
+	}
+	p.Filename += ".img"
+	return p, true
+}
+
+// importable reports whether iso download p may be made as import content
+// instead.
+func importable(p v1alpha1.DownloadParameters) bool {
+	if p.Compression != "" {
+		return false
+	}
+	return strings.HasSuffix(p.Filename, ".img") || slices.ContainsFunc(importExtensions, func(ext string) bool { return strings.HasSuffix(p.Filename, ext) })
 }
 
 // fromPath turns p, an import download to a storage without import
@@ -82,12 +116,20 @@ func fromPath(cr *v1alpha1.VirtualMachineTemplate, p v1alpha1.DownloadParameters
 	return p
 }
 
-// importable returns the download to make for p: p itself when its storage
-// holds import content (import-from reads only import or images volumes);
-// otherwise, for root@pam, the same file as iso content, imported later
-// from its filesystem path (viaPath); for anyone else an error saying what
-// is needed.
-func (e *external) importable(ctx context.Context, cr *v1alpha1.VirtualMachineTemplate, p v1alpha1.DownloadParameters) (_ v1alpha1.DownloadParameters, viaPath bool, err error) {
+// downloadFor returns the download to make for p: p itself when it is
+// import content and its storage holds import content (import-from reads
+// only import or images volumes); otherwise, for root@pam, the file as iso
+// content, imported later from its filesystem path (viaPath); for anyone
+// else an error saying what is needed.
+func (e *external) downloadFor(ctx context.Context, cr *v1alpha1.VirtualMachineTemplate, p v1alpha1.DownloadParameters) (_ v1alpha1.DownloadParameters, viaPath bool, err error) {
+	if p.Content == v1alpha1.ContentISO {
+		if !e.cl.MayImportPaths() {
+			return p, false, errors.Errorf("imageConfig %s stays iso content (import content takes only %s file names, undecompressed), and Proxmox VE "+
+				"imports a disk from an iso volume only by its file path, which it allows root@pam alone: connect as root@pam with its password, "+
+				"or download the image as content import with a name ending in .raw or .qcow2", p.VolID(), strings.Join(importExtensions, ", "))
+		}
+		return p, true, nil
+	}
 	content, err := e.cl.StorageContent(ctx, p.Node, p.Storage)
 	if err != nil {
 		return p, false, err
@@ -147,10 +189,11 @@ func (e *external) image(ctx context.Context, cr *v1alpha1.VirtualMachineTemplat
 
 func (e *external) createImage(ctx context.Context, cr *v1alpha1.VirtualMachineTemplate) error {
 	p, converted := importParameters(cr)
+	staysISO := p.Content == v1alpha1.ContentISO // by its name or compression
 	if p.Content == v1alpha1.ContentVZTmpl {
 		return errors.New("imageConfig.content vztmpl is a container template: a VM's disk is imported from content import (or iso, converted)")
 	}
-	p, viaPath, err := e.importable(ctx, cr, p)
+	p, viaPath, err := e.downloadFor(ctx, cr, p)
 	if err != nil {
 		return err
 	}
@@ -167,6 +210,9 @@ func (e *external) createImage(ctx context.Context, cr *v1alpha1.VirtualMachineT
 		return errors.Wrap(err, "cannot create the template's StorageDownloadURL")
 	}
 	switch {
+	case viaPath && staysISO:
+		e.record.Event(cr, event.Normal(ReasonImageFromPath, "import content takes no file named "+cr.Spec.ImageConfig.Filename+" (or no compressed one): downloading "+
+			p.VolID()+" as iso content and importing the disk from its file path, which Proxmox VE allows root@pam alone"))
 	case viaPath:
 		e.record.Event(cr, event.Normal(ReasonImageFromPath, "storage "+p.Storage+" on node "+p.Node+" has no import content: downloading "+
 			p.VolID()+" as iso content and importing the disk from its file path, which Proxmox VE allows root@pam alone"))

@@ -60,6 +60,7 @@ type Proxmox interface {
 	StorageContent(ctx context.Context, node, storage string) ([]string, error)
 	VolumePath(ctx context.Context, node, volid string) (string, error)
 	MayImportPaths() bool
+	CheckPrerequisites(ctx context.Context, p pve.Prerequisites) error
 	guest.TaskLogReader
 }
 

@@ -21,7 +21,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -40,112 +39,6 @@ import (
 	"github.com/kubemox/provider-proxmox/internal/controller/guest/guesttest"
 	"github.com/kubemox/provider-proxmox/internal/pvesim"
 )
-
-const (
-	testNode  = "lowtower"
-	imageVol  = "local:import/debian-12.qcow2"
-	imageURL  = "https://cloud.example/debian-12.qcow2"
-	seedVMID  = 700
-	imageSize = 2 << 30
-)
-
-// fixture is a simulator, a fake API server for the resource and its
-// StorageDownloadURL (no controller runs: tests set the image's status),
-// and the events recorded.
-type fixture struct {
-	sim  *pvesim.Server
-	cl   *pve.Client
-	kube client.Client
-	log  *guesttest.EventLog
-}
-
-func newFixture(t *testing.T, opts pvesim.Options) *fixture {
-	t.Helper()
-	sim, cl := guesttest.Simulator(t, opts, testNode)
-	kube := guesttest.FakeKube(t, &v1alpha1.VirtualMachineTemplate{}, &v1alpha1.StorageDownloadURL{})
-	return &fixture{sim: sim, cl: cl, kube: kube, log: &guesttest.EventLog{}}
-}
-
-func (f *fixture) external() *external {
-	return newExternal(f.kube, f.kube, f.cl, "default", pve.NewVMIDAllocator(0), f.log)
-}
-
-func newTemplate(name string) *v1alpha1.VirtualMachineTemplate {
-	storage := "local-lvm"
-	return &v1alpha1.VirtualMachineTemplate{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, UID: types.UID("uid-" + name), Generation: 1},
-		Spec: v1alpha1.VirtualMachineTemplateSpec{
-			ResourceSpec: v1alpha1.ResourceSpec{ManagementPolicies: xpv2.ManagementPolicies{xpv2.ManagementActionAll}},
-			Name:         name, NodeName: testNode,
-			VirtualMachineConfig: v1alpha1.VirtualMachineConfig{Sockets: 1, Cores: 2, Memory: 2048, Storage: &storage,
-				Network: v1alpha1.VMTemplateNetwork{Model: "virtio", Bridge: "vmbr0"}},
-			ImageConfig:     v1alpha1.DownloadParameters{Content: "import", Filename: "debian-12.qcow2", Node: testNode, Storage: "local", URL: imageURL},
-			CloudInitConfig: &v1alpha1.CloudInitConfig{User: "debian", Password: "pw-canary"},
-		},
-	}
-}
-
-// stored creates cr in the fake API server as the reconciler has it before
-// Create.
-func (f *fixture) stored(t *testing.T, cr *v1alpha1.VirtualMachineTemplate) *v1alpha1.VirtualMachineTemplate {
-	t.Helper()
-	meta.SetExternalCreatePending(cr, time.Now())
-	uid := cr.UID
-	if err := f.kube.Create(context.Background(), cr); err != nil {
-		t.Fatal(err)
-	}
-	cr.UID = uid
-	return cr
-}
-
-// imageReady stores the template's StorageDownloadURL, Ready with the
-// downloaded file, and puts the file in the simulator.
-func (f *fixture) imageReady(t *testing.T, cr *v1alpha1.VirtualMachineTemplate) {
-	t.Helper()
-	if err := f.external().createImage(context.Background(), cr); err != nil {
-		t.Fatal(err)
-	}
-	sdu := &v1alpha1.StorageDownloadURL{}
-	if err := f.kube.Get(context.Background(), types.NamespacedName{Namespace: cr.Namespace, Name: imageName(cr)}, sdu); err != nil {
-		t.Fatal(err)
-	}
-	sdu.Status.VolID = sdu.Spec.VolID()
-	sdu.SetConditions(xpv2.Available())
-	if err := f.kube.Status().Update(context.Background(), sdu); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.sim.AddFile(testNode, sdu.Spec.VolID(), imageSize); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// ours seeds a VM at seedVMID carrying cr's marker (a template or not) and
-// records the VMID on cr.
-func (f *fixture) ours(t *testing.T, cr *v1alpha1.VirtualMachineTemplate, template, running bool) *v1alpha1.VirtualMachineTemplate {
-	t.Helper()
-	meta.SetExternalName(cr, strconv.Itoa(seedVMID))
-	if err := f.sim.AddGuest(pvesim.GuestSeed{Node: testNode, VMID: seedVMID, Template: template, Running: running, Config: map[string]string{
-		"name": cr.Spec.Name, "scsi0": "local-lvm:8", "description": guest.WithMarker("", guest.MarkerOf(cr)),
-	}}); err != nil {
-		t.Fatal(err)
-	}
-	return cr
-}
-
-// withoutImportContent configures the image's storage without import
-// content, as before PVE 8.2.
-func (f *fixture) withoutImportContent(t *testing.T) {
-	t.Helper()
-	if err := f.sim.SetStorageContent("local", "iso", "vztmpl", "backup"); err != nil {
-		t.Fatal(err)
-	}
-}
-
-type observation struct {
-	Exists bool
-	Step   string
-	Ready  corev1.ConditionStatus
-}
 
 func TestObserve(t *testing.T) {
 	cases := map[string]struct {
@@ -298,10 +191,7 @@ func TestCreate(t *testing.T) {
 				return f.stored(t, newTemplate("img"))
 			},
 			check: func(t *testing.T, f *fixture, cr *v1alpha1.VirtualMachineTemplate) {
-				sdu := &v1alpha1.StorageDownloadURL{}
-				if err := f.kube.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: "img-image"}, sdu); err != nil {
-					t.Fatal(err)
-				}
+				sdu := f.image(t, "img-image")
 				if !metav1.IsControlledBy(sdu, cr) || sdu.Spec.VolID() != imageVol || meta.GetExternalName(cr) != "" {
 					t.Errorf("image %s owners %v; external name %q: want the owned image and no VMID yet", sdu.Spec.VolID(), sdu.OwnerReferences, meta.GetExternalName(cr))
 				}
@@ -316,10 +206,7 @@ func TestCreate(t *testing.T) {
 			},
 			events: []string{string(ReasonImageConverted)},
 			check: func(t *testing.T, f *fixture, _ *v1alpha1.VirtualMachineTemplate) {
-				sdu := &v1alpha1.StorageDownloadURL{}
-				if err := f.kube.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: "iso-image"}, sdu); err != nil {
-					t.Fatal(err)
-				}
+				sdu := f.image(t, "iso-image")
 				if sdu.Spec.VolID() != "local:import/noble.qcow2" {
 					t.Errorf("image %s, want local:import/noble.qcow2", sdu.Spec.VolID())
 				}
@@ -348,10 +235,7 @@ func TestCreate(t *testing.T) {
 			},
 			events: []string{string(ReasonImageFromPath)},
 			check: func(t *testing.T, f *fixture, _ *v1alpha1.VirtualMachineTemplate) {
-				sdu := &v1alpha1.StorageDownloadURL{}
-				if err := f.kube.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: "root-image"}, sdu); err != nil {
-					t.Fatal(err)
-				}
+				sdu := f.image(t, "root-image")
 				if sdu.Spec.VolID() != "local:iso/debian-12.img" {
 					t.Errorf("image %s, want local:iso/debian-12.img", sdu.Spec.VolID())
 				}
@@ -375,6 +259,128 @@ func TestCreate(t *testing.T) {
 				}
 				if !f.log.Mentions("/var/lib/vz/template/iso/debian-12.img") {
 					t.Errorf("no event names the path imported from; events %v", f.log.Reasons())
+				}
+			},
+		},
+		"TalosISOAsRoot": {
+			reason: "An iso imageConfig named .iso (a disk image, as Talos ships): import content refuses the name (pve-storage's $UPLOAD_IMPORT_EXT_RE_1), so it stays iso content, with an event, as root@pam.",
+			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachineTemplate {
+				f.cl = guesttest.RootClient(t, f.sim)
+				return f.stored(t, talosTemplate("talos"))
+			},
+			events: []string{string(ReasonImageFromPath)},
+			check: func(t *testing.T, f *fixture, _ *v1alpha1.VirtualMachineTemplate) {
+				sdu := f.image(t, "talos-image")
+				if sdu.Spec.VolID() != "local:iso/talos-amd64.iso" {
+					t.Errorf("image %s, want local:iso/talos-amd64.iso", sdu.Spec.VolID())
+				}
+			},
+		},
+		"TalosISOWithAToken": {
+			reason: "The same with a token, which may not import a path: an error saying what is needed, and no download.",
+			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachineTemplate {
+				return f.stored(t, talosTemplate("talostoken"))
+			},
+			err: "imports a disk from an iso volume only by its file path, which it allows root@pam alone",
+			check: func(t *testing.T, f *fixture, _ *v1alpha1.VirtualMachineTemplate) {
+				err := f.kube.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: "talostoken-image"}, &v1alpha1.StorageDownloadURL{})
+				if !kerrors.IsNotFound(err) {
+					t.Errorf("StorageDownloadURL lookup: %v, want none made", err)
+				}
+			},
+		},
+		"CompressedISOStaysISO": {
+			reason: "A compressed iso download is decompressed by Proxmox VE only as iso content, so it stays iso (as root@pam).",
+			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachineTemplate {
+				f.cl = guesttest.RootClient(t, f.sim)
+				cr := newTemplate("zst")
+				cr.Spec.ImageConfig.Content, cr.Spec.ImageConfig.Filename, cr.Spec.ImageConfig.Compression = "iso", "disk.img", "zst"
+				return f.stored(t, cr)
+			},
+			events: []string{string(ReasonImageFromPath)},
+			check: func(t *testing.T, f *fixture, _ *v1alpha1.VirtualMachineTemplate) {
+				sdu := f.image(t, "zst-image")
+				if sdu.Spec.VolID() != "local:iso/disk.img" || sdu.Spec.Compression != "zst" {
+					t.Errorf("image %s compression %q, want local:iso/disk.img, zst", sdu.Spec.VolID(), sdu.Spec.Compression)
+				}
+			},
+		},
+		"ISONamedNeitherWay": {
+			reason: "An iso imageConfig whose name neither iso nor import content takes (.bin) is downloaded as iso named .img, imported from its path (root@pam).",
+			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachineTemplate {
+				f.cl = guesttest.RootClient(t, f.sim)
+				cr := newTemplate("bin")
+				cr.Spec.ImageConfig.Content, cr.Spec.ImageConfig.Filename = "iso", "disk.bin"
+				return f.stored(t, cr)
+			},
+			events: []string{string(ReasonImageFromPath)},
+			check: func(t *testing.T, f *fixture, _ *v1alpha1.VirtualMachineTemplate) {
+				if sdu := f.image(t, "bin-image"); sdu.Spec.VolID() != "local:iso/disk.bin.img" {
+					t.Errorf("image %s, want local:iso/disk.bin.img", sdu.Spec.VolID())
+				}
+			},
+		},
+		"ISONamedRawConverted": {
+			reason: "An iso imageConfig whose name import content takes (.raw) is downloaded as import, unchanged.",
+			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachineTemplate {
+				cr := newTemplate("raw")
+				cr.Spec.ImageConfig.Content, cr.Spec.ImageConfig.Filename = "iso", "disk.raw"
+				return f.stored(t, cr)
+			},
+			events: []string{string(ReasonImageConverted)},
+			check: func(t *testing.T, f *fixture, _ *v1alpha1.VirtualMachineTemplate) {
+				sdu := f.image(t, "raw-image")
+				if sdu.Spec.VolID() != "local:import/disk.raw" {
+					t.Errorf("image %s, want local:import/disk.raw", sdu.Spec.VolID())
+				}
+			},
+		},
+		"CreatesTheVMFromTheTalosISO": {
+			reason: "With the .iso image there, the disk is imported from the volume's file path (root@pam).",
+			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachineTemplate {
+				f.cl = guesttest.RootClient(t, f.sim)
+				cr := f.stored(t, talosTemplate("talosvm"))
+				f.imageReady(t, cr)
+				return cr
+			},
+			events: []string{string(guest.ReasonCreating)},
+			check: func(t *testing.T, f *fixture, cr *v1alpha1.VirtualMachineTemplate) {
+				vmid, _ := strconv.Atoi(meta.GetExternalName(cr))
+				g, _ := f.sim.Guest(vmid)
+				if !strings.Contains(g.Config["scsi0"], "size=2G") {
+					t.Errorf("scsi0 %q: want the 2G image imported", g.Config["scsi0"])
+				}
+				if !f.log.Mentions("/var/lib/vz/template/iso/talos-amd64.iso") {
+					t.Errorf("no event names the path imported from; events %v", f.log.Reasons())
+				}
+			},
+		},
+		"MissingSnippetRefused": {
+			reason: "cloudInitConfig.custom naming a snippet not on the node: refused, naming kubemox's volume, before the image is made.",
+			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachineTemplate {
+				cr := newTemplate("nosnippet")
+				cr.Spec.CloudInitConfig.Custom = &v1alpha1.CloudInitCustom{UserData: "talos.yaml"}
+				return f.stored(t, cr)
+			},
+			err: `volume "local:snippets/talos.yaml" does not exist on node "lowtower"`,
+		},
+		"SnippetWritten": {
+			reason: "cloudInitConfig.custom.userData is written as kubemox does: user=local:snippets/<name>.",
+			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachineTemplate {
+				if err := f.sim.AddVolume(testNode, "local:snippets/talos.yaml"); err != nil {
+					t.Fatal(err)
+				}
+				cr := newTemplate("snippet")
+				cr.Spec.CloudInitConfig.Custom = &v1alpha1.CloudInitCustom{UserData: "talos.yaml"}
+				cr = f.stored(t, cr)
+				f.imageReady(t, cr)
+				return cr
+			},
+			events: []string{string(guest.ReasonCreating)},
+			check: func(t *testing.T, f *fixture, cr *v1alpha1.VirtualMachineTemplate) {
+				vmid, _ := strconv.Atoi(meta.GetExternalName(cr))
+				if g, _ := f.sim.Guest(vmid); g.Config["cicustom"] != "user=local:snippets/talos.yaml" {
+					t.Errorf("cicustom %q, want user=local:snippets/talos.yaml", g.Config["cicustom"])
 				}
 			},
 		},

@@ -177,7 +177,7 @@ func TestScratchWithCloudInitPasswordFromSecret(t *testing.T) {
 			VirtualMachineHardware: v1alpha1.VirtualMachineHardware{Cores: 1, Socket: 1, Memory: 1024,
 				Disk:    []v1alpha1.VirtualMachineDisk{{Storage: "local-lvm", Size: 8, Device: "scsi0"}},
 				Network: []v1alpha1.VirtualMachineNetwork{{Model: "virtio", Bridge: "vmbr0"}}},
-			CloudInitConfig: &v1alpha1.CloudInitConfig{User: "ops", PasswordFrom: &v1alpha1.LocalSecretKeySelector{Name: "ci", Key: "pw"},
+			CloudInitConfig: &v1alpha1.CloudInitConfig{User: "ops", PasswordFrom: &v1alpha1.OptionalSecretKeySelector{LocalSecretKeySelector: v1alpha1.LocalSecretKeySelector{Name: "ci", Key: "pw"}},
 				SSHKeys: []string{"ssh-ed25519 AAAAC3Nza me@example"}, DNSDomain: "example.org", DNSServers: []string{"9.9.9.9"},
 				IPConfig: &v1alpha1.IPConfig{IP: "192.0.2.10", CIDR: "24", Gateway: "192.0.2.1"}},
 		},
