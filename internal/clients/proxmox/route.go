@@ -34,6 +34,7 @@ var routeGrammar = []string{
 	"/nodes/{node}/" + nodeSubtrees,
 	"/cluster/" + clusterSubtrees,
 	"/cluster/backup/{id}/included_volumes",
+	"/cluster/sdn/vnets",
 	"/cluster/ha/resources/{sid}/migrate|relocate",
 	"/cluster/ha/groups/{group}",
 	"/cluster/ha/status/current|manager_status",
