@@ -25,6 +25,8 @@ const (
 	EnvCTTemplate     = "PVE_CT_TEMPLATE"     // a vztmpl volume (local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst)
 	EnvMigrateNode    = "PVE_MIGRATE_NODE"    // a second node for migrations
 	EnvCertNode       = "PVE_CERT_NODE"       // a node whose custom certificate the suite may replace
+	EnvDownloadURL    = "PVE_DOWNLOAD_URL"    // a small .iso the node can download (download-url cases)
+	EnvOCIReference   = "PVE_OCI_REFERENCE"   // an OCI image the node can pull (docker.io/library/busybox:latest)
 )
 
 // Config is a real target as the environment gives it.
@@ -41,6 +43,8 @@ type Config struct {
 	TemplateVMID          int
 	CTTemplate            string
 	MigrateNode, CertNode string
+	DownloadURL           string
+	OCIReference          string
 }
 
 // ConfigFromEnv reads a real target's configuration; real is false when
@@ -53,6 +57,7 @@ func ConfigFromEnv(getenv func(string) string) (cfg Config, real bool, err error
 		Storage: getenv(EnvStorage), ContentStorage: getenv(EnvContentStorage), Pool: getenv(EnvPool),
 		CAFile: getenv(EnvCAFile), Insecure: getenv(EnvInsecure) == "1", CTTemplate: getenv(EnvCTTemplate),
 		MigrateNode: getenv(EnvMigrateNode), CertNode: getenv(EnvCertNode),
+		DownloadURL: getenv(EnvDownloadURL), OCIReference: getenv(EnvOCIReference),
 	}
 	if cfg.Endpoint == "" {
 		return cfg, false, nil

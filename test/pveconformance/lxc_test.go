@@ -163,3 +163,25 @@ func TestLXCSnapshotsTemplateAndClone(t *testing.T) {
 		t.Errorf("full clone: %v", f["rootfs"])
 	}
 }
+
+// Every key the provider renders from a Container's spec through PUT config
+// on a stopped container: a new mount point is allocated at once
+// (pve-container src/PVE/API2/LXC/Config.pm update_vm, PVE/LXC/Config.pm
+// update_pct_config), the rootfs may be re-sent unchanged.
+func TestLXCConfigEverySpecKey(t *testing.T) {
+	tg := target(t, pvesim.Options{})
+	covers(tg, "PUT /nodes/{node}/lxc/{vmid}/config hostname description cores memory swap rootfs mp[n] net[n] features tags onboot delete")
+	id := tg.createCT("ctspec", "cpulimit", "1")
+	var cfg map[string]any
+	tg.data(tg.guestPath("lxc", id, "/config"), nil, &cfg)
+	p := Params("hostname", tg.GuestName("ctspec2"), "description", "updated", "cores", "2", "memory", "300", "swap", "64",
+		"rootfs", cfg["rootfs"].(string), "mp1", tg.Storage()+":1,mp=/srv", "net1", "name=eth1,bridge=vmbr0,ip=dhcp",
+		"features", "nesting=1,keyctl=1", "tags", "updated", "onboot", "1", "delete", "cpulimit")
+	if res := tg.raw(http.MethodPut, tg.guestPath("lxc", id, "/config"), p); res.Status != http.StatusOK {
+		t.Fatalf("PUT config: %s %s", res.StatusLine, res.Text)
+	}
+	tg.data(tg.guestPath("lxc", id, "/config"), nil, &cfg)
+	if m, _ := cfg["mp1"].(string); !strings.Contains(m, "vm-"+strconv.Itoa(id)+"-disk-") || cfg["features"] != "nesting=1,keyctl=1" || cfg["hostname"] != tg.GuestName("ctspec2") {
+		t.Errorf("config after update: %v", cfg)
+	}
+}

@@ -201,3 +201,49 @@ func TestQemuDestroy(t *testing.T) {
 		t.Errorf("config of a destroyed VM: %s %s", res.StatusLine, res.Text)
 	}
 }
+
+// qemuSpecUpdate is every key the provider renders from a VirtualMachine's
+// spec but hostpci (needs hardware) and cicustom (needs a snippets file),
+// as a config update on a stopped VM of this run.
+func (c *tcase) qemuSpecUpdate(purpose string) url.Values {
+	st := c.Storage()
+	return Params("name", c.GuestName(purpose), "description", "updated", "cores", "2", "sockets", "1", "memory", "640",
+		"scsihw", "virtio-scsi-single", "boot", "order=scsi0", "scsi1", st+":1", "virtio2", st+":1", "sata3", st+":1",
+		"ide2", st+":cloudinit", "net1", "virtio,bridge=vmbr0", "ciuser", "u", "cipassword", "not-a-secret-2",
+		"sshkeys", "ssh-ed25519%20AAAAC3NzaC1lZDI1NTE5AAAAIBnL0mBQ6W3oDXx8r3Eo3mOeCrk8rJg2yJ0t1kJvU5bq%20cf",
+		"searchdomain", "example.test", "nameserver", "192.0.2.53", "ciupgrade", "1", "ipconfig0", "ip=dhcp",
+		"tags", "updated", "onboot", "1", "agent", "1", "delete", "tablet")
+}
+
+// Every spec key through PUT config (synchronous; a stopped VM applies all
+// at once, new disks allocated: qemu-server PVE/API2/Qemu.pm update_vm_api,
+// vmconfig_apply_pending) and through POST config (the same in a worker).
+func TestQemuConfigEverySpecKey(t *testing.T) {
+	tg := target(t, pvesim.Options{})
+	covers(tg, "PUT /nodes/{node}/qemu/{vmid}/config name description cores sockets memory scsihw boot scsi[n] virtio[n] sata[n] ide[n] net[n] "+
+		"ciuser cipassword sshkeys searchdomain nameserver ciupgrade ipconfig[n] tags onboot agent delete",
+		"POST /nodes/{node}/qemu/{vmid}/config name description cores sockets memory scsihw boot scsi[n] virtio[n] sata[n] ide[n] net[n] "+
+			"ciuser cipassword sshkeys searchdomain nameserver ciupgrade ipconfig[n] tags onboot agent delete")
+	for _, method := range []string{http.MethodPut, http.MethodPost} {
+		id := tg.createVM("spec", "tablet", "1")
+		res := tg.raw(method, tg.guestPath("qemu", id, "/config"), tg.qemuSpecUpdate("spec-"+strings.ToLower(method)))
+		if res.Status != http.StatusOK {
+			t.Fatalf("%s config: %s %s", method, res.StatusLine, res.Text)
+		}
+		if method == http.MethodPost {
+			if exit := tg.task(res.UPID()); exit != "OK" {
+				t.Fatalf("POST config task: %s", exit)
+			}
+		}
+		var cfg map[string]any
+		tg.data(tg.guestPath("qemu", id, "/config"), nil, &cfg)
+		if cfg["memory"] != "640" || cfg["cores"] != float64(2) || cfg["tablet"] != nil || cfg["onboot"] != float64(1) || cfg["tags"] != "updated" {
+			t.Errorf("%s: config after update: %v", method, cfg)
+		}
+		for _, dev := range []string{"scsi1", "virtio2", "sata3"} {
+			if v, _ := cfg[dev].(string); !strings.Contains(v, "vm-"+strconv.Itoa(id)+"-disk-") {
+				t.Errorf("%s: %s allocated as %v", method, dev, cfg[dev])
+			}
+		}
+	}
+}

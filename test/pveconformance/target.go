@@ -78,6 +78,8 @@ func NewSimTarget(opts pvesim.Options) (*Target, error) {
 		cfg.MigrateNode = opts.Nodes[1]
 	}
 	cfg.CertNode = cfg.Node
+	cfg.DownloadURL = "https://cdimage.example/" + Prefix + "download.iso"
+	cfg.OCIReference = "docker.io/library/busybox:latest"
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(sim.CAPEM())
 	tg := newTarget(cfg, &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12})

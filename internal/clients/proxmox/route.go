@@ -35,6 +35,7 @@ var routeGrammar = []string{
 	"/cluster/" + clusterSubtrees,
 	"/cluster/backup/{id}/included_volumes",
 	"/cluster/sdn/vnets",
+	"/nodes/{node}/certificates/info|custom",
 	"/cluster/ha/resources/{sid}/migrate|relocate",
 	"/cluster/ha/groups/{group}",
 	"/cluster/ha/status/current|manager_status",
