@@ -111,7 +111,8 @@ func TestQemuConfigSyncAsyncPending(t *testing.T) {
 // stopped guest is 500 "VM N not running" before any task (qemu-server
 // PVE/API2/Qemu.pm vm_start, vm_reboot: check_running); a template does not
 // start: "you can't start a vm if it's a template" (vm_start); stop of a
-// stopped guest ends OK.
+// stopped guest ends OK; reset of a stopped one fails its task "VM N not
+// running" (vm_reset).
 func TestQemuPower(t *testing.T) {
 	tg := target(t, pvesim.Options{})
 	covers(tg, "POST /nodes/{node}/qemu/{vmid}/status/start", "POST /nodes/{node}/qemu/{vmid}/status/shutdown forceStop timeout",
@@ -122,6 +123,11 @@ func TestQemuPower(t *testing.T) {
 	res := tg.raw(http.MethodPost, tg.guestPath("qemu", id, "/status/reboot"), Params("timeout", "10"))
 	if res.Status != http.StatusInternalServerError || res.Message() != "VM "+sid+" not running\n" && res.Message() != "VM "+sid+" not running" {
 		t.Errorf("reboot of a stopped VM: %s %q", res.StatusLine, res.Message())
+	}
+	// vm_reset checks in its worker: the task fails.
+	reset := tg.raw(http.MethodPost, tg.guestPath("qemu", id, "/status/reset"), nil)
+	if exit := tg.task(reset.UPID()); exit != "VM "+sid+" not running" {
+		t.Errorf("reset of a stopped VM ended %q", exit)
 	}
 	tg.mustTask(http.MethodPost, tg.guestPath("qemu", id, "/status/start"), nil)
 	var cur map[string]any
