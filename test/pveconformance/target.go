@@ -57,8 +57,7 @@ type Target struct {
 }
 
 // NewSimTarget starts a simulator with opts (Nodes default to ["pve"]) and
-// seeds what the suite needs: root@pam with a password and a token, a pool,
-// a QEMU template and a container template. Close it with Close.
+// attaches to it (AttachSim). Close closes the simulator.
 func NewSimTarget(opts pvesim.Options) (*Target, error) {
 	if len(opts.Nodes) == 0 {
 		opts.Nodes = []string{simNode}
@@ -67,15 +66,30 @@ func NewSimTarget(opts pvesim.Options) (*Target, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start the simulator: %w", err)
 	}
+	tg, err := AttachSim(sim, opts.Nodes)
+	if err != nil {
+		sim.Close()
+		return nil, err
+	}
+	return tg, nil
+}
+
+// AttachSim makes a running simulator (whose nodes are nodes) a target and
+// seeds what the suite needs: root@pam with a password and a token, a pool,
+// a QEMU template and a container template.
+func AttachSim(sim *pvesim.Server, nodes []string) (*Target, error) {
+	if len(nodes) == 0 {
+		nodes = []string{simNode}
+	}
 	sim.AddUser(simUser, simPassword)
 	sim.AddToken(simTokenID, simTokenSecret)
 	cfg := Config{
 		Endpoint: sim.URL(), Username: simUser, Password: simPassword, TokenID: simTokenID, TokenSecret: simTokenSecret,
-		Node: opts.Nodes[0], Storage: simStorage, ContentStorage: simContentStorage, Pool: simPool,
+		Node: nodes[0], Storage: simStorage, ContentStorage: simContentStorage, Pool: simPool,
 		VMIDs: VMIDRange{First: simVMIDFirst, Last: simVMIDLast}, TemplateVMID: simTemplateVMID, CTTemplate: simCTTemplate,
 	}
-	if len(opts.Nodes) > 1 {
-		cfg.MigrateNode = opts.Nodes[1]
+	if len(nodes) > 1 {
+		cfg.MigrateNode = nodes[1]
 	}
 	cfg.CertNode = cfg.Node
 	cfg.DownloadURL = "https://cdimage.example/" + Prefix + "download.iso"
@@ -85,10 +99,22 @@ func NewSimTarget(opts pvesim.Options) (*Target, error) {
 	tg := newTarget(cfg, &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12})
 	tg.sim = sim
 	if err := tg.seedSim(); err != nil {
-		sim.Close()
 		return nil, err
 	}
 	return tg, nil
+}
+
+// CAPEM is the PEM of the CA the target's certificate chains to: the
+// simulator's, or PVE_CA_FILE's; nil when the system roots (or
+// PVE_INSECURE) apply.
+func (tg *Target) CAPEM() ([]byte, error) {
+	if tg.sim != nil {
+		return tg.sim.CAPEM(), nil
+	}
+	if tg.cfg.CAFile == "" {
+		return nil, nil
+	}
+	return os.ReadFile(tg.cfg.CAFile)
 }
 
 func (tg *Target) seedSim() error {
