@@ -26,7 +26,9 @@ func rawVM(t *testing.T, purpose string) int {
 	p := pveconformance.Params("vmid", strconv.Itoa(vmid), "name", tg.GuestName(purpose), "pool", tg.Pool(), "memory", "512",
 		"scsi0", tg.Storage()+":1", "description", "before")
 	runTask(t, http.MethodPost, "/nodes/"+url.PathEscape(tg.Node())+"/qemu", p)
-	t.Cleanup(func() { runTaskQuiet(t, http.MethodDelete, guestPath("qemu", vmid, ""), pveconformance.Params("purge", "1")) })
+	t.Cleanup(func() {
+		runTaskQuiet(t, http.MethodDelete, guestPath("qemu", vmid, ""), pveconformance.Params("purge", "1"))
+	})
 	return vmid
 }
 
