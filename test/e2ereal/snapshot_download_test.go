@@ -1,6 +1,7 @@
 package e2ereal
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -43,11 +44,16 @@ func runTask(t *testing.T, method, path string, p url.Values) {
 	}
 }
 
-// runTaskQuiet is runTask for cleanups, where the guest may be gone.
+// runTaskQuiet is runTask for cleanups (t.Context is done then), where
+// the guest may be gone; the package's final Cleanup catches what it misses.
 func runTaskQuiet(t *testing.T, method, path string, p url.Values) {
-	res, err := tg.Raw(t.Context(), method, path, p)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res, err := tg.Raw(ctx, method, path, p)
 	if err == nil && res.Status == http.StatusOK {
-		_, _ = tg.WaitTask(t.Context(), tg.Node(), res.UPID())
+		if _, err := tg.WaitTask(ctx, tg.Node(), res.UPID()); err != nil {
+			t.Logf("cleanup %s %s: %v", method, path, err)
+		}
 	}
 }
 

@@ -40,7 +40,11 @@ func TestCustomCertificateUploadInfoDelete(t *testing.T) {
 	if res.Status != http.StatusOK {
 		t.Fatalf("upload: %s %s", res.StatusLine, res.Text)
 	}
-	t.Cleanup(func() { tg.raw(http.MethodDelete, base+"/custom", Params("restart", "0")) })
+	t.Cleanup(func() {
+		ctx, cancel := cleanupCtx()
+		defer cancel()
+		_, _ = tg.Raw(ctx, http.MethodDelete, base+"/custom", Params("restart", "0"))
+	})
 	if fingerprintOf(tg, base, "pveproxy-ssl.pem") == "" {
 		t.Fatal("info does not list the custom certificate")
 	}

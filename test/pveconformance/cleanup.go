@@ -109,3 +109,10 @@ func (tg *Target) deleteVolume(ctx context.Context, node, storage, volid string)
 	path := "/nodes/" + url.PathEscape(node) + "/storage/" + url.PathEscape(storage) + "/content/" + url.PathEscape(volid)
 	return tg.runTask(ctx, node, http.MethodDelete, path, nil)
 }
+
+// HasFile reports whether volid is on the content storage of the target's node.
+func (tg *Target) HasFile(ctx context.Context, volid string) bool {
+	path := "/nodes/" + url.PathEscape(tg.cfg.Node) + "/storage/" + url.PathEscape(tg.cfg.ContentStorage) + "/content/" + url.PathEscape(volid)
+	res, err := tg.Raw(ctx, http.MethodGet, path, nil)
+	return err == nil && res.Status == http.StatusOK
+}

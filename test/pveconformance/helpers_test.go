@@ -80,6 +80,11 @@ func (c *tcase) data(path string, params url.Values, v any) {
 	}
 }
 
+// cleanupCtx is for t.Cleanup functions: t's own contexts are done then.
+func cleanupCtx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), 2*time.Minute)
+}
+
 // vmid is a fresh VMID of the range.
 func (c *tcase) vmid() int {
 	c.t.Helper()
@@ -162,7 +167,7 @@ func (c *tcase) createVM(purpose string, extra ...string) int {
 
 // destroy stops and destroys a guest this run made, if it is still there.
 func (c *tcase) destroy(kind string, vmid int) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := cleanupCtx()
 	defer cancel()
 	guests, err := c.GuestsInRange(ctx)
 	if err != nil {

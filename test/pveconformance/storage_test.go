@@ -38,7 +38,13 @@ func TestDownloadURLContentAndDelete(t *testing.T) {
 	}
 	file := Prefix + tg.RunID() + "-" + path.Base(strings.TrimSuffix(cfg.DownloadURL, ".iso")) + ".iso"
 	volid := tg.ContentStorage() + ":iso/" + file
-	t.Cleanup(func() { _ = tg.deleteVolume(tg.ctx(), tg.Node(), tg.ContentStorage(), volid) })
+	t.Cleanup(func() {
+		ctx, cancel := cleanupCtx()
+		defer cancel()
+		if tg.HasFile(ctx, volid) {
+			_ = tg.deleteVolume(ctx, tg.Node(), tg.ContentStorage(), volid)
+		}
+	})
 	tg.mustTask(http.MethodPost, tg.storagePath(tg.ContentStorage(), "/download-url"),
 		Params("content", "iso", "filename", file, "url", cfg.DownloadURL, "verify-certificates", "1"))
 	var list []map[string]any
