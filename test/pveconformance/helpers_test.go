@@ -2,9 +2,10 @@ package pveconformance
 
 import (
 	"context"
+	"maps"
 	"net/http"
 	"net/url"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -230,7 +231,7 @@ func covers(c *tcase, decls ...string) {
 			key, params := parseDecl(d)
 			got, ok := c.rec.seen[key]
 			if !ok {
-				c.t.Errorf("covers %q: the case never sent %s (sent: %v)", d, key, sortedKeys(c.rec.seen))
+				c.t.Errorf("covers %q: the case never sent %s (sent: %v)", d, key, slices.Sorted(maps.Keys(c.rec.seen)))
 				continue
 			}
 			for _, p := range params {
@@ -249,13 +250,4 @@ func parseDecl(d string) (string, []string) {
 		return d, nil
 	}
 	return surface.Key(f[0], f[1]), f[2:]
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
