@@ -63,11 +63,7 @@ func status(t *testing.T, kind string, vmid int) string {
 // exists reports whether a guest is at vmid.
 func exists(t *testing.T, vmid int) bool {
 	t.Helper()
-	gs, err := tg.GuestsInRange(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, g := range gs {
+	for _, g := range mustGuests(t) {
 		if g.VMID == vmid {
 			return true
 		}

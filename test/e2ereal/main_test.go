@@ -14,6 +14,7 @@ import (
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	"github.com/kubemox/provider-proxmox/internal/provider"
 	"github.com/kubemox/provider-proxmox/internal/provider/providertest"
+	"github.com/kubemox/provider-proxmox/internal/pvesim"
 	"github.com/kubemox/provider-proxmox/internal/testenv"
 	"github.com/kubemox/provider-proxmox/test/pveconformance"
 )
@@ -27,6 +28,9 @@ const (
 	credName = "pve-credentials"
 )
 
+// simNodes are the simulator twin's nodes: the second is the migration target.
+var simNodes = []string{"pve", "other"}
+
 var (
 	env *testenv.Env
 	h   *providertest.Harness
@@ -39,7 +43,8 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "e2e-real:", err)
 		os.Exit(2)
 	}
-	o := providertest.Options{Provider: provider.Options{PollInterval: 10 * time.Second, MaxReconcileRate: 10}}
+	o := providertest.Options{Provider: provider.Options{PollInterval: 10 * time.Second, MaxReconcileRate: 10},
+		Sim: pvesim.Options{Nodes: simNodes}}
 	os.Exit(providertest.Main(m, "e2e-real", &env, o, func(ctx context.Context, p *providertest.Harness) error {
 		h = p
 		t, err := pickTarget(ctx, p, cfg, real)
@@ -66,7 +71,7 @@ func TestMain(m *testing.M) {
 // own simulator.
 func pickTarget(ctx context.Context, p *providertest.Harness, cfg pveconformance.Config, real bool) (*pveconformance.Target, error) {
 	if !real {
-		return pveconformance.AttachSim(p.Sim, nil)
+		return pveconformance.AttachSim(p.Sim, simNodes)
 	}
 	t, err := pveconformance.NewRealTarget(cfg)
 	if err != nil {
