@@ -27,6 +27,7 @@ const (
 	EnvCertNode       = "PVE_CERT_NODE"       // a node whose custom certificate the suite may replace
 	EnvDownloadURL    = "PVE_DOWNLOAD_URL"    // a small .iso the node can download (download-url cases)
 	EnvOCIReference   = "PVE_OCI_REFERENCE"   // an OCI image the node can pull (docker.io/library/busybox:latest)
+	EnvImageURL       = "PVE_IMAGE_URL"       // a cloud image (.qcow2) the node can download (VirtualMachineTemplate)
 )
 
 // Config is a real target as the environment gives it.
@@ -45,6 +46,7 @@ type Config struct {
 	MigrateNode, CertNode string
 	DownloadURL           string
 	OCIReference          string
+	ImageURL              string
 }
 
 // ConfigFromEnv reads a real target's configuration; real is false when
@@ -57,7 +59,7 @@ func ConfigFromEnv(getenv func(string) string) (cfg Config, real bool, err error
 		Storage: getenv(EnvStorage), ContentStorage: getenv(EnvContentStorage), Pool: getenv(EnvPool),
 		CAFile: getenv(EnvCAFile), Insecure: getenv(EnvInsecure) == "1", CTTemplate: getenv(EnvCTTemplate),
 		MigrateNode: getenv(EnvMigrateNode), CertNode: getenv(EnvCertNode),
-		DownloadURL: getenv(EnvDownloadURL), OCIReference: getenv(EnvOCIReference),
+		DownloadURL: getenv(EnvDownloadURL), OCIReference: getenv(EnvOCIReference), ImageURL: getenv(EnvImageURL),
 	}
 	if cfg.Endpoint == "" {
 		return cfg, false, nil

@@ -94,6 +94,7 @@ func AttachSim(sim *pvesim.Server, nodes []string) (*Target, error) {
 	cfg.CertNode = cfg.Node
 	cfg.DownloadURL = "https://cdimage.example/" + Prefix + "download.iso"
 	cfg.OCIReference = "docker.io/library/busybox:latest"
+	cfg.ImageURL = "https://cloud.example/" + Prefix + "image.qcow2"
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(sim.CAPEM())
 	tg := newTarget(cfg, &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12})
