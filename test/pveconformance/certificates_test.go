@@ -1,18 +1,9 @@
 package pveconformance
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
 	"net/http"
 	"net/url"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/kubemox/provider-proxmox/internal/pvesim"
 )
@@ -32,10 +23,13 @@ func TestCustomCertificateUploadInfoDelete(t *testing.T) {
 	covers(tg, "GET /nodes/{node}/certificates/info", "POST /nodes/{node}/certificates/custom certificates key force restart",
 		"DELETE /nodes/{node}/certificates/custom restart")
 	base := "/nodes/" + url.PathEscape(node) + "/certificates"
-	if fingerprintOf(tg, base, "pveproxy-ssl.pem") != "" {
+	if fingerprintOf(tg, node) != "" {
 		t.Skipf("node %s already has a custom certificate; the suite will not replace it", node)
 	}
-	cert, key := selfSigned(t)
+	cert, key, err := SelfSigned()
+	if err != nil {
+		t.Fatal(err)
+	}
 	res := tg.raw(http.MethodPost, base+"/custom", Params("certificates", cert, "key", key, "force", "0", "restart", "0"))
 	if res.Status != http.StatusOK {
 		t.Fatalf("upload: %s %s", res.StatusLine, res.Text)
@@ -45,47 +39,22 @@ func TestCustomCertificateUploadInfoDelete(t *testing.T) {
 		defer cancel()
 		_, _ = tg.Raw(ctx, http.MethodDelete, base+"/custom", Params("restart", "0"))
 	})
-	if fingerprintOf(tg, base, "pveproxy-ssl.pem") == "" {
+	if fingerprintOf(tg, node) == "" {
 		t.Fatal("info does not list the custom certificate")
 	}
 	if res := tg.raw(http.MethodDelete, base+"/custom", Params("restart", "0")); res.Status != http.StatusOK {
 		t.Fatalf("delete: %s %s", res.StatusLine, res.Text)
 	}
-	if fingerprintOf(tg, base, "pveproxy-ssl.pem") != "" {
+	if fingerprintOf(tg, node) != "" {
 		t.Error("custom certificate still listed after delete")
 	}
 }
 
-func fingerprintOf(tg *tcase, base, filename string) string {
-	var infos []map[string]any
-	tg.data(base+"/info", nil, &infos)
-	for _, i := range infos {
-		if i["filename"] == filename {
-			fp, _ := i["fingerprint"].(string)
-			return strings.ToUpper(fp)
-		}
-	}
-	return ""
-}
-
-// selfSigned makes a certificate and key for pvecf.invalid, PEM encoded.
-func selfSigned(t *testing.T) (string, string) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+func fingerprintOf(tg *tcase, node string) string {
+	tg.t.Helper()
+	fp, err := tg.CustomCertificateFingerprint(tg.ctx(), node)
 	if err != nil {
-		t.Fatal(err)
+		tg.t.Fatal(err)
 	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(42), Subject: pkix.Name{CommonName: "pvecf.invalid"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), DNSNames: []string{"pvecf.invalid"},
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})),
-		string(pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}))
+	return fp
 }
