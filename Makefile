@@ -92,8 +92,10 @@ lint: vet
 # SKIP_INTEGRATION=1 skips them, and the minutes-long tools build with them. test/xpkg builds the
 # runtime image, CA bundle included.
 TEST_PARALLEL ?= 3
+# PVE_ENDPOINT is emptied so the conformance and e2e-real packages run on the simulator even in a
+# shell set up for `make e2e-real`.
 test: xpkg-ca-bundle $(if $(filter 1,$(SKIP_INTEGRATION)),,tools)
-	KUBEBUILDER_ASSETS=$(TOOLS_BIN) $(GO) test -count=1 -p $(TEST_PARALLEL) ./...
+	PVE_ENDPOINT= KUBEBUILDER_ASSETS=$(TOOLS_BIN) $(GO) test -count=1 -p $(TEST_PARALLEL) ./...
 
 # The conformance suite (test/pveconformance) and the provider's end-to-end suite (test/e2ereal)
 # against a real Proxmox VE 9.x: PVE_ENDPOINT, credentials, PVE_NODE, PVE_STORAGE, PVE_VMID_RANGE
