@@ -24,18 +24,24 @@
 // TestConformanceCoversClientSurface reads every declaration from the
 // source and fails on an endpoint or parameter of the surface without one.
 //
-// Moving a simulator test in. A test written with internal/pvesim's old
-// helpers (startSim, tokenClient, rawCall, nodeOf) moves here as:
+// Moving a simulator test in. The other conformance tests still in
+// internal/pvesim (conformance*_test.go, migrate_test.go, written with its
+// old helpers) move here one by one, as power, resize and the
+// /cluster/resources lag did:
 //
-//	startSim(t, opts)            -> tg := target(t, opts) (opts apply to the simulator only)
-//	tokenClient(t, sim)          -> tg.client(t)
-//	rawCall(t, sim, m, p, ...)   -> tg.raw(t, m, p, Params(...)) / tg.rawJSON(...)
-//	nodeOf(t, c, "pve")          -> tg.node(t, c)
-//	a literal VMID               -> tg.vmid(t) (a fresh id of the range)
-//	sim.AddTemplate(...)         -> tg.Config().TemplateVMID (seeded)
-//	sim.<staging>(...)           -> sim := tg.requireSim(t, "why a real PVE cannot do it")
+//	startSim(t, opts)             -> tg := target(t, opts) (opts apply to the simulator only)
+//	tokenClient(t, sim)           -> tg.client() (go-proxmox; the token, else the password)
+//	rawCall(t, sim, m, p, ...)    -> tg.raw(m, p, Params(k, v, ...)); tg.data(p, params, &v) for a GET
+//	waitTask / wantTaskFailure    -> tg.task(upid) returns the exit status; tg.mustTask(m, p, params)
+//	sim.AddGuest(...) of a VM     -> tg.createVM(purpose, extra params...) / tg.createCT(...)
+//	a literal VMID                -> tg.vmid() (a fresh id of the range)
+//	sim.AddTemplate(...)          -> tg.Config().TemplateVMID (seeded on the simulator)
+//	"/nodes/pve/qemu/100/config"  -> tg.guestPath("qemu", id, "/config")
+//	sim.<staging>(...)            -> sim := tg.requireSim("why a real PVE cannot do it")
 //
-// then covers(...) naming the routes it exercises, and a comment citing the
-// PVE sub for each expectation. Guests it creates get tg.GuestName and
-// tg.Pool() so a real run can clean them up.
+// then covers(tg, ...) naming the endpoints and parameters it exercises,
+// and a comment citing the PVE sub behind each expectation. A guest it
+// creates outside createVM/createCT gets tg.GuestName(purpose) and
+// "pool", tg.Pool(), so a real run can clean it up; expected texts carrying
+// a node or VMID are built from tg.Node() and the allocated VMID.
 package pveconformance
