@@ -253,3 +253,33 @@ func TestQemuConfigEverySpecKey(t *testing.T) {
 		}
 	}
 }
+
+// What refuses a destroy or a template conversion before any task: a
+// running VM ("VM N is running - destroy failed", qemu-server
+// PVE/API2/Qemu.pm destroy_vm; "you can't convert a VM to template if VM is
+// running", template), protection ("can't remove VM N - protection mode
+// enabled", PVE::AbstractConfig check_protection); a destroyed VM's config
+// is 500 "Configuration file 'nodes/<node>/qemu-server/N.conf' does not
+// exist" (PVE::QemuConfig load_config).
+func TestQemuDestroyAndTemplateRefusals(t *testing.T) {
+	tg := target(t, pvesim.Options{})
+	covers(tg, "DELETE /nodes/{node}/qemu/{vmid}", "POST /nodes/{node}/qemu/{vmid}/template")
+	id := tg.createVM("refusals", "protection", "1")
+	sid := strconv.Itoa(id)
+	tg.mustTask(http.MethodPost, tg.guestPath("qemu", id, "/status/start"), nil)
+	want := func(res Response, msg string) {
+		t.Helper()
+		if res.Status != http.StatusInternalServerError || strings.TrimSpace(res.Message()) != msg {
+			t.Errorf("%s %q, want 500 %q", res.StatusLine, res.Message(), msg)
+		}
+	}
+	want(tg.raw(http.MethodPost, tg.guestPath("qemu", id, "/template"), nil), "you can't convert a VM to template if VM is running")
+	want(tg.raw(http.MethodDelete, tg.guestPath("qemu", id, ""), nil), "VM "+sid+" is running - destroy failed")
+	tg.mustTask(http.MethodPost, tg.guestPath("qemu", id, "/status/stop"), nil)
+	want(tg.raw(http.MethodDelete, tg.guestPath("qemu", id, ""), nil), "can't remove VM "+sid+" - protection mode enabled")
+	if res := tg.raw(http.MethodPut, tg.guestPath("qemu", id, "/config"), Params("delete", "protection")); res.Status != http.StatusOK {
+		t.Fatal(res.StatusLine)
+	}
+	tg.mustTask(http.MethodDelete, tg.guestPath("qemu", id, ""), nil)
+	want(tg.raw(http.MethodGet, tg.guestPath("qemu", id, "/config"), nil), "Configuration file 'nodes/"+tg.Node()+"/qemu-server/"+sid+".conf' does not exist")
+}
