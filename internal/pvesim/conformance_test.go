@@ -396,69 +396,6 @@ func TestConfigAsyncSyncPendingAndReboot(t *testing.T) {
 	}
 }
 
-func TestPowerActions(t *testing.T) {
-	sim := startSim(t, pvesim.Options{})
-	_ = sim.AddGuest(pvesim.GuestSeed{Node: "pve", VMID: 500, Config: map[string]string{"name": "p", "scsi0": "local-lvm:4"}})
-	_ = sim.AddTemplate("pve", 9000, "tmpl")
-	c := tokenClient(t, sim)
-	ctx := testCtx(t)
-	vm := vmOf(t, c, "pve", 500)
-
-	_, err := vm.Reboot(ctx)
-	if ae := apiErr(t, err); ae.StatusCode != http.StatusInternalServerError || ae.Message != "VM 500 not running" {
-		t.Fatalf("reboot of a stopped VM: %v", err)
-	}
-	task, err := vm.Reset(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wantTaskFailure(t, c, task, "VM 500 not running")
-	task, err = vm.Start(ctx)
-	if err != nil || waitTask(t, c, task) != nil {
-		t.Fatalf("start: %v", err)
-	}
-	task, err = vm.Start(ctx)
-	if err != nil {
-		t.Fatalf("start of a running VM is accepted: %v", err)
-	}
-	wantTaskFailure(t, c, task, "VM 500 already running")
-	task, _ = vm.Shutdown(ctx)
-	if err := waitTask(t, c, task); err != nil {
-		t.Fatal(err)
-	}
-	if g, _ := sim.Guest(500); g.Status != "stopped" {
-		t.Fatalf("after shutdown: %s", g.Status)
-	}
-	task, _ = vm.Stop(ctx)
-	if err := waitTask(t, c, task); err != nil {
-		t.Fatalf("stop of a stopped VM succeeds: %v", err)
-	}
-	task, err = vmOf(t, c, "pve", 9000).Start(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wantTaskFailure(t, c, task, "you can't start a vm if it's a template")
-}
-
-func TestResizeGrowAndShrink(t *testing.T) {
-	sim := startSim(t, pvesim.Options{})
-	_ = sim.AddGuest(pvesim.GuestSeed{Node: "pve", VMID: 600, Config: map[string]string{"scsi0": "local-lvm:8"}})
-	c := tokenClient(t, sim)
-	vm := vmOf(t, c, "pve", 600)
-	task, err := vm.ResizeDisk(testCtx(t), "scsi0", "+2G")
-	if err != nil || waitTask(t, c, task) != nil {
-		t.Fatalf("grow: %v", err)
-	}
-	if g, _ := sim.Guest(600); g.Config["scsi0"] != "local-lvm:vm-600-disk-0,size=10G" {
-		t.Fatalf("after grow: %s", g.Config["scsi0"])
-	}
-	task, err = vm.ResizeDisk(testCtx(t), "scsi0", "4G")
-	if err != nil {
-		t.Fatal(err)
-	}
-	wantTaskFailure(t, c, task, "shrinking disks is not supported")
-}
-
 func TestSnapshotsTemplateAndDelete(t *testing.T) {
 	sim := startSim(t, pvesim.Options{TaskDurations: map[string]time.Duration{"qmsnapshot": 300 * time.Millisecond}})
 	_ = sim.AddGuest(pvesim.GuestSeed{Node: "pve", VMID: 700, Running: true, Config: map[string]string{"name": "s", "scsi0": "local-lvm:4", "protection": "1"}})
@@ -535,45 +472,6 @@ func TestSnapshotsTemplateAndDelete(t *testing.T) {
 	_, err = nodeOf(t, c, "pve").VirtualMachine(ctx, 700)
 	if ae := apiErr(t, err); ae.StatusCode != http.StatusInternalServerError || ae.Message != "Configuration file 'nodes/pve/qemu-server/700.conf' does not exist" || !proxmox.IsNotFound(err) {
 		t.Fatalf("after delete: %v", err)
-	}
-}
-
-func TestClusterResourcesLag(t *testing.T) {
-	sim := startSim(t, pvesim.Options{ResourcesLag: 400 * time.Millisecond})
-	c := tokenClient(t, sim)
-	ctx := testCtx(t)
-	task, err := nodeOf(t, c, "pve").NewVirtualMachine(ctx, 800, proxmox.VirtualMachineOption{Name: "name", Value: "lagging"},
-		proxmox.VirtualMachineOption{Name: "tags", Value: "a;b"})
-	if err != nil || waitTask(t, c, task) != nil {
-		t.Fatalf("create: %v", err)
-	}
-	find := func() *proxmox.ClusterResource {
-		cl, err := c.Cluster(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rs, err := cl.Resources(ctx, "vm")
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range rs {
-			if r.VMID == 800 {
-				return r
-			}
-		}
-		t.Fatal("vm 800 not listed")
-		return nil
-	}
-	r := find()
-	if r.Status != "unknown" || r.Name != "" || r.Template != 0 || r.Tags != "a;b" || r.Node != "pve" {
-		t.Fatalf("fresh guest: %+v", r)
-	}
-	eventually(t, "lagged status", func() bool { r := find(); return r.Status == "stopped" && r.Name == "lagging" })
-	_ = sim.SetGuestConfig(800, "lock", "backup")
-	for _, item := range getData(t, sim, "/cluster/resources?type=vm").([]any) {
-		if m := item.(map[string]any); m["vmid"] == float64(800) && m["lock"] != "backup" {
-			t.Fatalf("lock is live: %v", m)
-		}
 	}
 }
 

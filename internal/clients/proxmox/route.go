@@ -34,6 +34,8 @@ var routeGrammar = []string{
 	"/nodes/{node}/" + nodeSubtrees,
 	"/cluster/" + clusterSubtrees,
 	"/cluster/backup/{id}/included_volumes",
+	"/cluster/sdn/vnets",
+	"/nodes/{node}/certificates/info|custom",
 	"/cluster/ha/resources/{sid}/migrate|relocate",
 	"/cluster/ha/groups/{group}",
 	"/cluster/ha/status/current|manager_status",

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
+	"github.com/kubemox/provider-proxmox/internal/clients/proxmox/surface"
 	"github.com/kubemox/provider-proxmox/internal/pvesim"
 )
 
@@ -41,6 +42,7 @@ type wire struct {
 	next         http.RoundTripper
 	mu           sync.Mutex
 	byEndpoint   map[string]int
+	undeclared   []string
 	unauthorized int
 	cur, maxCur  atomic.Int32
 }
@@ -50,8 +52,10 @@ func (w *wire) RoundTrip(req *http.Request) (*http.Response, error) {
 	for m := w.maxCur.Load(); n > m && !w.maxCur.CompareAndSwap(m, n); m = w.maxCur.Load() {
 	}
 	defer w.cur.Add(-1)
+	params, err := surface.Params(req)
 	w.mu.Lock()
 	w.byEndpoint[req.Method+" "+strings.TrimPrefix(req.URL.Path, "/api2/json")]++
+	w.undeclared = append(w.undeclared, undeclared(req.Method, RouteTemplate(req.URL.EscapedPath()), params, err)...)
 	w.mu.Unlock()
 	resp, err := w.next.RoundTrip(req)
 	if err == nil && resp.StatusCode == http.StatusUnauthorized {
@@ -98,6 +102,7 @@ func simClient(t *testing.T, srv *pvesim.Server, mod func(*Config)) (*Client, *w
 		t.Fatalf("New: %v", err)
 	}
 	t.Cleanup(c.Retire)
+	t.Cleanup(func() { w.checkSurface(t) })
 	return c, w
 }
 
