@@ -2,6 +2,7 @@ package pveconformance
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -67,4 +68,41 @@ func (c *tcase) guest(vmid int) Guest {
 	}
 	c.t.Fatalf("guest %d not listed", vmid)
 	return Guest{}
+}
+
+// The precondition a migration dialog reads: a stopped VM with a local disk
+// lists that disk in local_disks with its drive, and the other node among
+// allowed_nodes (qemu-server src/PVE/API2/Qemu.pm migrate_vm_precondition);
+// a container's answer names running and the allowed nodes (pve-container
+// src/PVE/API2/LXC.pm migrate_vm_precondition, PVE 9).
+func TestMigratePrecondition(t *testing.T) {
+	tg := target(t, pvesim.Options{Nodes: []string{"pve", "other"}})
+	to := tg.migrateTarget()
+	covers(tg, "GET /nodes/{node}/qemu/{vmid}/migrate target", "GET /nodes/{node}/lxc/{vmid}/migrate target")
+	vm := tg.createVM("precondition")
+	var q struct {
+		Running      int      `json:"running"`
+		AllowedNodes []string `json:"allowed_nodes"`
+		LocalDisks   []struct {
+			Drivename string `json:"drivename"`
+		} `json:"local_disks"`
+	}
+	tg.data(tg.guestPath("qemu", vm, "/migrate"), Params("target", to), &q)
+	if q.Running != 0 || !slices.Contains(q.AllowedNodes, to) {
+		t.Errorf("qemu precondition: running %d, allowed %v; want 0 and %s allowed", q.Running, q.AllowedNodes, to)
+	}
+	// Whether the disk is local depends on the storage: check it where the
+	// target says the storage is node-local (the simulator's local-lvm).
+	if tg.Config().Endpoint == "" && (len(q.LocalDisks) != 1 || q.LocalDisks[0].Drivename != "scsi0") {
+		t.Errorf("qemu precondition local_disks %+v, want scsi0 on %s", q.LocalDisks, tg.Storage())
+	}
+	ct := tg.createCT("ctprecondition")
+	var l struct {
+		Running      int      `json:"running"`
+		AllowedNodes []string `json:"allowed-nodes"`
+	}
+	tg.data(tg.guestPath("lxc", ct, "/migrate"), Params("target", to), &l)
+	if l.Running != 0 || !slices.Contains(l.AllowedNodes, to) {
+		t.Errorf("lxc precondition: running %d, allowed %v; want 0 and %s allowed", l.Running, l.AllowedNodes, to)
+	}
 }

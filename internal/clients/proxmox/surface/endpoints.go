@@ -47,6 +47,8 @@ var endpoints = join(
 		ep("POST /nodes/{node}/lxc/{vmid}/clone", "newid full hostname description target storage pool"),
 		ep("POST /nodes/{node}/qemu/{vmid}/migrate", "target online with-local-disks targetstorage"),
 		ep("POST /nodes/{node}/lxc/{vmid}/migrate", "target restart timeout target-storage"),
+		ep("GET /nodes/{node}/qemu/{vmid}/migrate", "target"),
+		ep("GET /nodes/{node}/lxc/{vmid}/migrate", "target"),
 		ep("GET /nodes/{node}/qemu/{vmid}/cloudinit"),
 		ep("GET /nodes/{node}/qemu/{vmid}/agent/network-get-interfaces"),
 		ep("GET /nodes/{node}/qemu/{vmid}/agent/get-osinfo"),
