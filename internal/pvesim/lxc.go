@@ -90,8 +90,10 @@ func handleLXCDelete(s *Server, r *request) (any, error) {
 	}
 	unreferenced := r.bool("destroy-unreferenced-disks")
 	return s.startTask(r, taskDef{Type: "vzdestroy", ID: strconv.Itoa(g.VMID), Node: g.Node,
-		Begin: func(*task) error {
+		Begin: func(t *task) error {
 			if g.running() {
+				// A plain warn: it is only logged, the task still ends OK.
+				t.logf("forced to stop CT %d before destroying!", g.VMID)
 				s.setStatus(g, StatusStopped)
 			}
 			g.Config["lock"] = "destroyed"

@@ -151,7 +151,7 @@ func (s *Server) lxcCheckCloneMount(src *guest, k, v string, full bool, r *reque
 		st, _ = s.st.storage(src.Node, r.str("storage"))
 	}
 	if full && src.running() && !r.has("snapname") {
-		return false, errInternal("Cannot do full clones on a running container without snapshots")
+		return false, errInternal("Full clone of a running container is only possible from a snapshot")
 	}
 	return st != nil && st.Shared, nil
 }

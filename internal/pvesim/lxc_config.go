@@ -76,21 +76,8 @@ func handleLXCConfigPut(s *Server, r *request) (any, error) {
 	if !lxcHasOptions(r) {
 		return nil, errInternal("no options specified")
 	}
-	deletes, err := lxcConfigIDList(r, "delete")
-	if err != nil {
-		return nil, err
-	}
-	reverts, err := lxcConfigIDList(r, "revert")
-	if err != nil {
-		return nil, err
-	}
-	for _, k := range deletes {
-		if contains(reverts, k) {
-			return nil, errParam("delete", fmt.Sprintf("you can't use '-delete %s' and '-revert %s' at the same time", k, k))
-		}
-	}
-	// update_vm does the rest inside lock_config, with no early checks: a create's file
-	// lock makes it wait (then "got timeout") before it looks at the lock property.
+	// update_vm does everything else inside lock_config, with no early checks: a create's
+	// file lock makes it wait (then "got timeout") before it looks at the lock property.
 	if err := s.awaitFileLock(KindLXC, g.VMID); err != nil {
 		return nil, err
 	}
@@ -103,7 +90,19 @@ func handleLXCConfigPut(s *Server, r *request) (any, error) {
 	if err := lxcCheckDigest(g, r); err != nil {
 		return nil, err
 	}
-	if err := s.lxcCheckDeletes(g, r, deletes); err != nil {
+	reverts, err := lxcConfigIDList(r, "revert", nil)
+	if err != nil {
+		return nil, err
+	}
+	deletes, err := lxcConfigIDList(r, "delete", reverts)
+	if err != nil {
+		return nil, err
+	}
+	deletes, err = lxcCheckDeletes(g, deletes)
+	if err != nil {
+		return nil, err
+	}
+	if err := lxcCheckSets(g, r); err != nil {
 		return nil, err
 	}
 	for _, k := range reverts {
@@ -121,8 +120,9 @@ func handleLXCConfigPut(s *Server, r *request) (any, error) {
 }
 
 // lxcConfigIDList parses a delete/revert list with update_vm's checks and messages
-// (including PVE's unbalanced quote in the set-and-delete one).
-func lxcConfigIDList(r *request, name string) ([]string, error) {
+// (including PVE's unbalanced quote in the set-and-delete one); a delete that is also
+// reverted is refused.
+func lxcConfigIDList(r *request, name string, reverts []string) ([]string, error) {
 	if !r.has(name) {
 		return nil, nil
 	}
@@ -135,17 +135,55 @@ func lxcConfigIDList(r *request, name string) ([]string, error) {
 			return nil, errParam(name, fmt.Sprintf("you can't use '-%s' and -delete %s' at the same time", k, k))
 		case r.has(k):
 			return nil, errParam(name, fmt.Sprintf("you can't use '-%s' and '-revert %s' at the same time", k, k))
+		case contains(reverts, k):
+			return nil, errParam(name, fmt.Sprintf("you can't use '-delete %s' and '-revert %s' at the same time", k, k))
 		}
 		out = append(out, k)
 	}
 	return out, nil
 }
 
-// lxcCheckDeletes refuses to drop the rootfs, as PVE does.
-func (s *Server) lxcCheckDeletes(_ *guest, _ *request, deletes []string) error {
+// lxcRequiredKeys are the options update_pct_config refuses to delete.
+var lxcRequiredKeys = map[string]bool{"memory": true, "rootfs": true, "ostype": true}
+
+// lxcCheckDeletes is update_pct_config's delete loop (pve-container src/PVE/LXC/Config.pm):
+// a key set neither in the config nor pending is skipped (PVE only warns); required and
+// read-only keys are refused, and mount points and unused volumes of a protected container.
+// It returns the deletes that remain.
+func lxcCheckDeletes(g *guest, deletes []string) ([]string, error) {
+	var out []string
 	for _, k := range deletes {
-		if k == "rootfs" {
-			return errParam("delete", "unable to delete rootfs")
+		_, set := g.Config[k]
+		_, pending := g.Pending[k]
+		if !set && !pending {
+			continue
+		}
+		base, _, indexed := splitIndexed(k)
+		switch {
+		case lxcRequiredKeys[k]:
+			return nil, errInternal("unable to delete required option '%s'", k)
+		case indexed && (base == "unused" || base == "mp") && g.Config["protection"] == "1":
+			return nil, errInternal("can't remove CT %d drive '%s' - protection mode enabled", g.VMID, k)
+		case k == "unprivileged":
+			return nil, errInternal("unable to delete read-only option: '%s'", k)
+		}
+		out = append(out, k)
+	}
+	return out, nil
+}
+
+// lxcCheckSets is update_pct_config's checks of the set options, in key order: a mount
+// point of a protected container cannot change, and unprivileged is fixed at create.
+func lxcCheckSets(g *guest, r *request) error {
+	for _, k := range sortedKeys(r.params) {
+		if lxcPutOnly[k] {
+			continue
+		}
+		switch {
+		case isLXCDiskKey(k) && g.Config["protection"] == "1":
+			return errInternal("can't update CT %d drive '%s' - protection mode enabled", g.VMID, k)
+		case k == "unprivileged":
+			return errInternal("unable to modify read-only option: '%s'", k)
 		}
 	}
 	return nil

@@ -29,7 +29,7 @@ func handleLXCCreate(s *Server, r *request) (any, error) {
 	if err := s.poolCheckParam(r); err != nil {
 		return nil, err
 	}
-	if err := s.lxcCheckOSTemplate(node, r.str("ostemplate")); err != nil {
+	if err := s.lxcCheckOSTemplateAccess(r); err != nil {
 		return nil, err
 	}
 	mounts, err := s.lxcCreateMounts(node, r)
@@ -39,16 +39,16 @@ func handleLXCCreate(s *Server, r *request) (any, error) {
 	g := newGuest(KindLXC, node, vmid)
 	g.Config["lock"] = "create"
 	s.addGuest(g, false)
-	typ := "vzcreate"
+	typ, emsg := "vzcreate", "unable to create CT"
 	if r.bool("restore") {
-		typ = "vzrestore"
+		typ, emsg = "vzrestore", "unable to restore CT"
 	}
 	return s.startTask(r, taskDef{Type: typ, ID: strconv.Itoa(vmid), Node: node,
 		// The worker runs inside lock_config: the new config's file lock is held to its end.
 		FileLocks: []int{vmid},
 		Begin: func(t *task) error {
 			if err := s.lxcBuild(g, r, mounts, t); err != nil {
-				return fmt.Errorf("unable to create CT %d - %s", vmid, err.Error())
+				return fmt.Errorf("%s %d - %s", emsg, vmid, err.Error())
 			}
 			return nil
 		},
@@ -57,20 +57,38 @@ func handleLXCCreate(s *Server, r *request) (any, error) {
 	}), nil
 }
 
-// lxcCheckOSTemplate verifies the template volume exists as PVE's abs_filesystem_path does.
-func (s *Server) lxcCheckOSTemplate(node, volid string) error {
+// lxcCheckOSTemplateAccess is create_vm's synchronous check of the ostemplate
+// (PVE::Storage::check_volume_access): the storage must exist and the volume name must
+// say the expected content type (vztmpl, or backup for a restore). Whether the file is
+// there is only found by the worker (lxcFindArchive).
+func (s *Server) lxcCheckOSTemplateAccess(r *request) error {
+	volid := r.str("ostemplate")
 	stID, _, ok := splitVolID(volid)
 	if !ok {
-		return errParam("ostemplate", fmt.Sprintf("unable to parse volume ID '%s'", volid))
+		// Not a volume ID: a path, which only root@pam itself may pass.
+		if r.cred.TokenID != "" || r.cred.User != "root@pam" {
+			return errInternal("%s", errOnlyRootPaths)
+		}
+		return nil
 	}
-	if _, ok := s.st.storage(node, stID); !ok {
+	if _, ok := s.st.storage(r.node(), stID); !ok {
 		return errInternal("storage '%s' does not exist", stID)
 	}
-	if _, _, ok := s.findVolume(node, volid); !ok {
-		return errInternal("can't find file '%s'", volid)
+	want := "vztmpl"
+	if r.bool("restore") {
+		want = "backup"
 	}
-	if c := contentOf(volid); c != "vztmpl" && c != "backup" {
-		return errParam("ostemplate", fmt.Sprintf("volume '%s' is not a container template", volid))
+	if c := contentOf(volid); c != want {
+		return errInternal("unable to use volume %s - content type needs to be '%s'", volid, want)
+	}
+	return nil
+}
+
+// lxcFindArchive is restore_archive's abs_filesystem_path: a template that is not
+// there fails the worker, after the mount points were allocated.
+func (s *Server) lxcFindArchive(node, volid string) error {
+	if _, ok := s.importSource(node, volid); !ok {
+		return fmt.Errorf("can't find file '%s'", volid)
 	}
 	return nil
 }
@@ -142,6 +160,9 @@ func (s *Server) lxcBuild(g *guest, r *request, mounts map[string]string, t *tas
 		delete(g.Config, "unprivileged")
 	} else {
 		g.Config["unprivileged"] = "1"
+	}
+	if err := s.lxcFindArchive(g.Node, r.str("ostemplate")); err != nil {
+		return err
 	}
 	t.logf("extracting archive '%s'", r.str("ostemplate"))
 	return nil

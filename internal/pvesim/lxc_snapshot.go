@@ -25,7 +25,7 @@ func handleLXCSnapshotCreate(s *Server, r *request) (any, error) {
 		return nil, err
 	}
 	name := r.str("snapname")
-	if name == "current" || name == "vzdump" || strings.EqualFold(name, "pending") {
+	if name == "current" || name == "vzdump" {
 		return nil, errInternal("unable to use snapshot name '%s' (reserved name)", name)
 	}
 	desc := r.str("description")

@@ -50,92 +50,138 @@ func handleLXCStatus(s *Server, r *request) (any, error) {
 	return m, nil
 }
 
+// The power handlers only ask check_running before they fork (pve-container
+// src/PVE/API2/LXC/Status.pm): a container that is not there is "not running" to stop,
+// shutdown and reboot, and start's worker fails to load its config. The lock is checked by
+// the worker, after the config is loaded.
+
+// lxcPowerGuest is the container a power request names, nil when it has no config
+// there; a node outside the cluster is still refused.
+func (s *Server) lxcPowerGuest(r *request) (*guest, error) {
+	if err := s.checkNode(r.node()); err != nil {
+		return nil, err
+	}
+	g, ok := s.st.guests[r.vmid()]
+	if !ok || g.Kind != KindLXC || g.Node != r.node() {
+		g = nil
+	}
+	return g, nil
+}
+
+// lxcSkiplock is vm_start's and vm_stop's first check: skiplock is for root@pam only
+// (an API token, even one of root@pam, is another user).
+func lxcSkiplock(r *request) error {
+	if r.bool("skiplock") && r.taskUser() != "root@pam" {
+		return errParam("skiplock", "Only root may use this option.")
+	}
+	return nil
+}
+
+// lxcCheckLockUnlessMounted is the lock check of the start and stop workers: skiplock
+// or the 'mounted' lock (pct mount) let them through.
+func lxcCheckLockUnlessMounted(g *guest, r *request) error {
+	if g.lock() == "mounted" {
+		return nil
+	}
+	return checkLock(g, r)
+}
+
 func handleLXCStart(s *Server, r *request) (any, error) {
-	g, err := s.lxcGuest(r)
+	if err := lxcSkiplock(r); err != nil {
+		return nil, err
+	}
+	g, err := s.lxcPowerGuest(r)
 	if err != nil {
 		return nil, err
 	}
-	if g.running() {
+	if g != nil && g.running() {
 		return nil, errInternal("CT %d already running", g.VMID)
 	}
-	// pve-container checks the template flag and the lock inside the vzstart worker.
-	return s.lxcPowerTask(r, g, "vzstart", func() error {
+	return s.lxcPowerTask(r, "vzstart", func(g *guest) error {
 		if g.isTemplate() {
 			return fmt.Errorf("you can't start a CT if it's a template")
 		}
-		return checkLock(g, r)
-	}, func() {
+		return lxcCheckLockUnlessMounted(g, r)
+	}, func(g *guest) error {
 		lxcApplyPending(g)
 		s.setStatus(g, StatusRunning)
+		return nil
 	}), nil
 }
 
 // lxcPowerTask runs a power action as a worker: check runs when the worker loads the
 // config (its failure is a task failure, as in pve-container), apply when it is done.
-func (s *Server) lxcPowerTask(r *request, g *guest, typ string, check func() error, apply func()) string {
-	exists := func() error {
-		if cur, ok := s.st.guests[g.VMID]; !ok || cur != g {
-			return errNoConfig(KindLXC, g.Node, g.VMID)
+func (s *Server) lxcPowerTask(r *request, typ string, check, apply func(*guest) error) string {
+	node, vmid := r.node(), r.vmid()
+	loaded := func(step func(*guest) error) error {
+		g, ok := s.st.guests[vmid]
+		if !ok || g.Kind != KindLXC || g.Node != node {
+			return errNoConfig(KindLXC, node, vmid)
 		}
-		return nil
+		return step(g)
 	}
-	return s.startTask(r, taskDef{Type: typ, ID: strconv.Itoa(g.VMID), Node: g.Node,
-		Begin: func(*task) error {
-			if err := exists(); err != nil {
-				return err
-			}
-			return check()
-		},
-		Finish: func(*task) error {
-			if err := exists(); err != nil {
-				return err
-			}
-			apply()
-			return nil
-		}})
+	return s.startTask(r, taskDef{Type: typ, ID: strconv.Itoa(vmid), Node: node,
+		Begin:  func(*task) error { return loaded(check) },
+		Finish: func(*task) error { return loaded(apply) },
+	})
 }
 
-func (s *Server) lxcRequireRunning(g *guest) error {
-	if !g.running() {
-		return errInternal("CT %d not running", g.VMID)
+// lxcRequireRunning is the "not running" refusal; noun is "CT", but reboot's text says "VM".
+func lxcRequireRunning(g *guest, noun string, vmid int) error {
+	if g == nil || !g.running() {
+		return errInternal("%s %d not running", noun, vmid)
 	}
 	return nil
 }
 
 func handleLXCStop(s *Server, r *request) (any, error) {
-	g, err := s.lxcGuest(r)
+	if err := lxcSkiplock(r); err != nil {
+		return nil, err
+	}
+	g, err := s.lxcPowerGuest(r)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.lxcRequireRunning(g); err != nil {
+	if err := lxcRequireRunning(g, "CT", r.vmid()); err != nil {
 		return nil, err
 	}
-	return s.lxcPowerTask(r, g, "vzstop", func() error { return checkLock(g, r) }, func() { s.setStatus(g, StatusStopped) }), nil
+	return s.lxcPowerTask(r, "vzstop", func(g *guest) error { return lxcCheckLockUnlessMounted(g, r) }, s.lxcSetStopped), nil
 }
 
 func handleLXCShutdown(s *Server, r *request) (any, error) {
-	g, err := s.lxcGuest(r)
+	g, err := s.lxcPowerGuest(r)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.lxcRequireRunning(g); err != nil {
+	if err := lxcRequireRunning(g, "CT", r.vmid()); err != nil {
 		return nil, err
 	}
-	return s.lxcPowerTask(r, g, "vzshutdown", func() error { return checkLock(g, r) }, func() { s.setStatus(g, StatusStopped) }), nil
+	return s.lxcPowerTask(r, "vzshutdown", func(g *guest) error { return checkLock(g, r) }, s.lxcSetStopped), nil
+}
+
+func (s *Server) lxcSetStopped(g *guest) error {
+	s.setStatus(g, StatusStopped)
+	return nil
 }
 
 // handleLXCReboot restarts the container inside one task, applying pending changes.
+// vm_reboot checks no lock itself: a locked container stops, and then its start fails in
+// the prestart hook (lxc-pve-prestart-hook's check_lock), so systemctl reports the failure.
 func handleLXCReboot(s *Server, r *request) (any, error) {
-	g, err := s.lxcGuest(r)
+	g, err := s.lxcPowerGuest(r)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.lxcRequireRunning(g); err != nil {
+	if err := lxcRequireRunning(g, "VM", r.vmid()); err != nil {
 		return nil, err
 	}
-	return s.lxcPowerTask(r, g, "vzreboot", func() error { return checkLock(g, r) }, func() {
+	return s.lxcPowerTask(r, "vzreboot", func(*guest) error { return nil }, func(g *guest) error {
 		s.setStatus(g, StatusStopped)
 		lxcApplyPending(g)
+		if l := g.lock(); l != "" && l != "mounted" {
+			return fmt.Errorf("command 'systemctl start pve-container@%d' failed: exit code 1", g.VMID)
+		}
 		s.setStatus(g, StatusRunning)
+		return nil
 	}), nil
 }
