@@ -126,10 +126,15 @@ func (s *Server) lxcPowerTask(r *request, typ string, check, apply func(*guest) 
 	})
 }
 
-// lxcRequireRunning is the "not running" refusal; noun is "CT", but reboot's text says "VM".
-func lxcRequireRunning(g *guest, noun string, vmid int) error {
+// lxcRequireRunning is check_running's refusal of the container the request names
+// (also when it has no config); noun is "CT", but reboot's text says "VM".
+func (s *Server) lxcRequireRunning(r *request, noun string) error {
+	g, err := s.lxcPowerGuest(r)
+	if err != nil {
+		return err
+	}
 	if g == nil || !g.running() {
-		return errInternal("%s %d not running", noun, vmid)
+		return errInternal("%s %d not running", noun, r.vmid())
 	}
 	return nil
 }
@@ -138,22 +143,14 @@ func handleLXCStop(s *Server, r *request) (any, error) {
 	if err := lxcSkiplock(r); err != nil {
 		return nil, err
 	}
-	g, err := s.lxcPowerGuest(r)
-	if err != nil {
-		return nil, err
-	}
-	if err := lxcRequireRunning(g, "CT", r.vmid()); err != nil {
+	if err := s.lxcRequireRunning(r, "CT"); err != nil {
 		return nil, err
 	}
 	return s.lxcPowerTask(r, "vzstop", func(g *guest) error { return lxcCheckLockUnlessMounted(g, r) }, s.lxcSetStopped), nil
 }
 
 func handleLXCShutdown(s *Server, r *request) (any, error) {
-	g, err := s.lxcPowerGuest(r)
-	if err != nil {
-		return nil, err
-	}
-	if err := lxcRequireRunning(g, "CT", r.vmid()); err != nil {
+	if err := s.lxcRequireRunning(r, "CT"); err != nil {
 		return nil, err
 	}
 	return s.lxcPowerTask(r, "vzshutdown", func(g *guest) error { return checkLock(g, r) }, s.lxcSetStopped), nil
@@ -168,11 +165,7 @@ func (s *Server) lxcSetStopped(g *guest) error {
 // vm_reboot checks no lock itself: a locked container stops, and then its start fails in
 // the prestart hook (lxc-pve-prestart-hook's check_lock), so systemctl reports the failure.
 func handleLXCReboot(s *Server, r *request) (any, error) {
-	g, err := s.lxcPowerGuest(r)
-	if err != nil {
-		return nil, err
-	}
-	if err := lxcRequireRunning(g, "VM", r.vmid()); err != nil {
+	if err := s.lxcRequireRunning(r, "VM"); err != nil {
 		return nil, err
 	}
 	return s.lxcPowerTask(r, "vzreboot", func(*guest) error { return nil }, func(g *guest) error {
