@@ -164,6 +164,16 @@ func TestLXCPowerRefusals(t *testing.T) {
 		})
 	}
 
+	// pve-container src/PVE/API2/LXC.pm, ip (GET interfaces) returns PVE::LXC::get_interfaces,
+	// which returns nothing when find_lxc_pid dies (src/PVE/LXC.pm): data null, not an error,
+	// for a stopped CT and for one that is not there.
+	for _, vmid := range []string{"320", "329"} {
+		res := rawCall(t, sim, http.MethodGet, "/nodes/pve/lxc/"+vmid+"/interfaces", "", "", tokenHeader())
+		if res.Status != http.StatusOK || string(res.Body["data"]) != "null" {
+			t.Errorf("interfaces of CT %s (not running): %d %s, want 200 with data null", vmid, res.Status, res.Text)
+		}
+	}
+
 	// pve-container src/PVE/API2/LXC/Status.pm, vm_start: only check_running before the fork;
 	// the vzstart worker's load_config fails (pve-guest-common src/PVE/AbstractConfig.pm, load_config).
 	ctx := testCtx(t)

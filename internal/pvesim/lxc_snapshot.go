@@ -173,14 +173,13 @@ func handleLXCTemplate(s *Server, r *request) (any, error) {
 	return nil, nil
 }
 
-// handleLXCInterfaces lists a running container's interfaces, loopback first.
+// handleLXCInterfaces lists a running container's interfaces, loopback first. PVE's
+// get_interfaces returns nothing (data null) when lxc-info finds no PID: a stopped
+// container, or one that is not there.
 func handleLXCInterfaces(s *Server, r *request) (any, error) {
-	g, err := s.lxcGuest(r)
-	if err != nil {
+	g, err := s.lxcPowerGuest(r)
+	if err != nil || g == nil || !g.running() {
 		return nil, err
-	}
-	if !g.running() {
-		return nil, errInternal("CT %d is not running", g.VMID)
 	}
 	out := []map[string]any{lxcInterface("lo", "00:00:00:00:00:00", "127.0.0.1/8", "::1/128")}
 	for _, k := range sortedKeys(g.Config) {
