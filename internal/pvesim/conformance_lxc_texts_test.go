@@ -42,6 +42,25 @@ func TestLXCCloneSnapshotDestroyTexts(t *testing.T) {
 	task, err = ct.Snapshot("pending").Delete(ctx)
 	mustWait(t, c, "delete snapshot", task, err)
 
+	// pve-container src/PVE/API2/LXC/Snapshot.pm, snapshot, delsnapshot and rollback fork
+	// without loading the config: for a CT that is not there the worker fails in load_config
+	// (pve-guest-common src/PVE/AbstractConfig.pm, load_config).
+	missing := c.NodeRef("pve").ContainerRef(349)
+	for what, call := range map[string]func() (*proxmox.Task, error){
+		"snapshot": func() (*proxmox.Task, error) { return missing.NewSnapshot(ctx, "s1") },
+		"delete":   func() (*proxmox.Task, error) { return missing.Snapshot("s1").Delete(ctx) },
+		"rollback": func() (*proxmox.Task, error) { return missing.Snapshot("s1").Rollback(ctx, false) },
+	} {
+		task, err := call()
+		if err != nil {
+			t.Errorf("%s of a missing CT is no request error: %v", what, err)
+			continue
+		}
+		if err := waitTask(t, c, task); !proxmox.IsTaskFailed(err) || !strings.Contains(err.Error(), "Configuration file 'nodes/pve/lxc/349.conf' does not exist") {
+			t.Errorf("%s of a missing CT: %v", what, err)
+		}
+	}
+
 	// pve-container src/PVE/API2/LXC.pm, destroy_vm: with force a running CT is stopped with
 	// a plain warn ("forced to stop CT $vmid before destroying!\n"), which only the log
 	// shows: the task still ends OK (pve-common src/PVE/RESTEnvironment.pm counts only

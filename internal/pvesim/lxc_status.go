@@ -55,9 +55,9 @@ func handleLXCStatus(s *Server, r *request) (any, error) {
 // shutdown and reboot, and start's worker fails to load its config. The lock is checked by
 // the worker, after the config is loaded.
 
-// lxcPowerGuest is the container a power request names, nil when it has no config
-// there; a node outside the cluster is still refused.
-func (s *Server) lxcPowerGuest(r *request) (*guest, error) {
+// lxcGuestIfAny is the container a request names, nil when it has no config there (for
+// the handlers that fork without loading it); a node outside the cluster is still refused.
+func (s *Server) lxcGuestIfAny(r *request) (*guest, error) {
 	if err := s.checkNode(r.node()); err != nil {
 		return nil, err
 	}
@@ -90,7 +90,7 @@ func handleLXCStart(s *Server, r *request) (any, error) {
 	if err := lxcSkiplock(r); err != nil {
 		return nil, err
 	}
-	g, err := s.lxcPowerGuest(r)
+	g, err := s.lxcGuestIfAny(r)
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +129,7 @@ func (s *Server) lxcPowerTask(r *request, typ string, check, apply func(*guest) 
 // lxcRequireRunning is check_running's refusal of the container the request names
 // (also when it has no config); noun is "CT", but reboot's text says "VM".
 func (s *Server) lxcRequireRunning(r *request, noun string) error {
-	g, err := s.lxcPowerGuest(r)
+	g, err := s.lxcGuestIfAny(r)
 	if err != nil {
 		return err
 	}
