@@ -53,6 +53,9 @@ func TestLXCConfigRequiredAndReadOnlyOptions(t *testing.T) {
 		// pve-guest-common src/PVE/AbstractConfig.pm, check_protection: "$err_msg - protection mode enabled\n",
 		// from pve-container src/PVE/LXC/Config.pm, update_pct_config's mpN delete.
 		{"a protected CT keeps its mount points", 301, []string{"delete", "mp0"}, 500, "can't remove CT 301 drive 'mp0' - protection mode enabled\n", ""},
+		// pve-container src/PVE/LXC/Config.pm, update_pct_config, $check_content_type:
+		// "storage '$sid' does not allow content type 'rootdir' (Container)\n".
+		{"a mount point needs a rootdir storage", 300, []string{"mp1", "local:1,mp=/srv"}, 500, "storage 'local' does not allow content type 'rootdir' (Container)\n", ""},
 		// pve-container src/PVE/API2/LXC/Config.pm, update_vm: no skiplock parameter
 		// (additionalProperties => 0); pve-common src/PVE/JSONSchema.pm, validate.
 		{"config has no skiplock", 300, []string{"skiplock", "1", "memory", "256"}, 400,

@@ -102,7 +102,7 @@ func handleLXCConfigPut(s *Server, r *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := lxcCheckSets(g, r); err != nil {
+	if err := s.lxcCheckSets(g, r); err != nil {
 		return nil, err
 	}
 	for _, k := range reverts {
@@ -173,8 +173,9 @@ func lxcCheckDeletes(g *guest, deletes []string) ([]string, error) {
 }
 
 // lxcCheckSets is update_pct_config's checks of the set options, in key order: a mount
-// point of a protected container cannot change, and unprivileged is fixed at create.
-func lxcCheckSets(g *guest, r *request) error {
+// point of a protected container cannot change, a volume mount point's storage must hold
+// container directories, and unprivileged is fixed at create.
+func (s *Server) lxcCheckSets(g *guest, r *request) error {
 	for _, k := range sortedKeys(r.params) {
 		if lxcPutOnly[k] {
 			continue
@@ -182,9 +183,31 @@ func lxcCheckSets(g *guest, r *request) error {
 		switch {
 		case isLXCDiskKey(k) && g.Config["protection"] == "1":
 			return errInternal("can't update CT %d drive '%s' - protection mode enabled", g.VMID, k)
+		case isLXCDiskKey(k):
+			if err := s.lxcCheckMountContent(g.Node, r.params[k]); err != nil {
+				return err
+			}
 		case k == "unprivileged":
 			return errInternal("unable to modify read-only option: '%s'", k)
 		}
+	}
+	return nil
+}
+
+// lxcCheckMountContent is update_pct_config's check_content_type of a volume mount point
+// (a bind or device mount names a path and is not checked).
+func (s *Server) lxcCheckMountContent(node, value string) error {
+	vol, _ := driveVolume(value)
+	stID, _, ok := splitVolID(vol)
+	if !ok {
+		return nil
+	}
+	st, found := s.st.storage(node, stID)
+	if !found {
+		return errInternal("storage '%s' does not exist", stID)
+	}
+	if !st.supports("rootdir") {
+		return errInternal("storage '%s' does not allow content type 'rootdir' (Container)", stID)
 	}
 	return nil
 }
