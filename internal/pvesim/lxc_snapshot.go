@@ -18,15 +18,16 @@ func handleLXCSnapshotList(s *Server, r *request) (any, error) {
 }
 
 // Snapshot create, delete and rollback check only the name synchronously; everything
-// else (lock, existence) happens in the worker, as in pve-container, so it fails the task.
+// else (lock, existence, the config itself) happens in the worker, as in pve-container
+// (src/PVE/API2/LXC/Snapshot.pm), so it fails the task.
 func handleLXCSnapshotCreate(s *Server, r *request) (any, error) {
-	g, err := s.lxcGuest(r)
-	if err != nil {
-		return nil, err
-	}
 	name := r.str("snapname")
-	if name == "current" || name == "vzdump" || strings.EqualFold(name, "pending") {
+	if name == "current" || name == "vzdump" {
 		return nil, errInternal("unable to use snapshot name '%s' (reserved name)", name)
+	}
+	g, err := s.lxcGuestIfAny(r)
+	if err != nil || g == nil {
+		return s.lxcNoConfigTask(r, "vzsnapshot", err)
 	}
 	desc := r.str("description")
 	return s.startTask(r, taskDef{Type: "vzsnapshot", ID: strconv.Itoa(g.VMID), Node: g.Node,
@@ -56,9 +57,9 @@ func handleLXCSnapshotCreate(s *Server, r *request) (any, error) {
 }
 
 func handleLXCSnapshotDelete(s *Server, r *request) (any, error) {
-	g, err := s.lxcGuest(r)
-	if err != nil {
-		return nil, err
+	g, err := s.lxcGuestIfAny(r)
+	if err != nil || g == nil {
+		return s.lxcNoConfigTask(r, "vzdelsnapshot", err)
 	}
 	name := r.str("snapname")
 	checkUnlessForced := func() error {
@@ -78,9 +79,9 @@ func handleLXCSnapshotDelete(s *Server, r *request) (any, error) {
 // handleLXCRollback stops a running container, restores the snapshot's config and starts
 // it again when asked, all inside the vzrollback worker.
 func handleLXCRollback(s *Server, r *request) (any, error) {
-	g, err := s.lxcGuest(r)
-	if err != nil {
-		return nil, err
+	g, err := s.lxcGuestIfAny(r)
+	if err != nil || g == nil {
+		return s.lxcNoConfigTask(r, "vzrollback", err)
 	}
 	name := r.str("snapname")
 	start := r.bool("start")
@@ -101,6 +102,17 @@ func handleLXCRollback(s *Server, r *request) (any, error) {
 		s.touch(g)
 		return nil
 	}), nil
+}
+
+// lxcNoConfigTask answers a request whose container has no config: err when the request
+// itself failed, else the worker PVE forks, which fails in load_config.
+func (s *Server) lxcNoConfigTask(r *request, typ string, err error) (any, error) {
+	if err != nil {
+		return nil, err
+	}
+	node, vmid := r.node(), r.vmid()
+	return s.startTask(r, taskDef{Type: typ, ID: strconv.Itoa(vmid), Node: node,
+		Begin: func(*task) error { return errNoConfig(KindLXC, node, vmid) }}), nil
 }
 
 func handleLXCSnapshotConfigGet(s *Server, r *request) (any, error) {
@@ -173,14 +185,13 @@ func handleLXCTemplate(s *Server, r *request) (any, error) {
 	return nil, nil
 }
 
-// handleLXCInterfaces lists a running container's interfaces, loopback first.
+// handleLXCInterfaces lists a running container's interfaces, loopback first. PVE's
+// get_interfaces returns nothing (data null) when lxc-info finds no PID: a stopped
+// container, or one that is not there.
 func handleLXCInterfaces(s *Server, r *request) (any, error) {
-	g, err := s.lxcGuest(r)
-	if err != nil {
+	g, err := s.lxcGuestIfAny(r)
+	if err != nil || g == nil || !g.running() {
 		return nil, err
-	}
-	if !g.running() {
-		return nil, errInternal("CT %d is not running", g.VMID)
 	}
 	out := []map[string]any{lxcInterface("lo", "00:00:00:00:00:00", "127.0.0.1/8", "::1/128")}
 	for _, k := range sortedKeys(g.Config) {

@@ -27,7 +27,8 @@ import (
 )
 
 // ContainerInterfaces lists a running container's interfaces
-// (GET /nodes/{node}/lxc/{vmid}/interfaces; PVE refuses for a stopped one).
+// (GET /nodes/{node}/lxc/{vmid}/interfaces; for a stopped one PVE answers
+// null, so none).
 // Addresses come from ip-addresses (PVE 8.1+), else from inet and inet6.
 func (c *Client) ContainerInterfaces(ctx context.Context, ref GuestRef) ([]GuestNetwork, error) {
 	var raw []struct {

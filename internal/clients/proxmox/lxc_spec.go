@@ -57,6 +57,9 @@ type LXCSpec struct {
 	Mounts   []LXCVolume // mp0, mp1, ...
 	NICs     []LXCNIC    // net0, net1, ...
 	Features *LXCFeatures
+	// Unprivileged is what the spec says of unprivileged (nil: nothing). PVE
+	// fixes it when the container is created, so it is compared, never set.
+	Unprivileged *bool
 	// AdditionalConfig are raw PVE keys the user manages directly.
 	AdditionalConfig map[string]string
 }
@@ -146,6 +149,7 @@ func (p LXCPlan) Empty() bool { return len(p.Set) == 0 && len(p.Delete) == 0 && 
 func DiffLXC(s LXCSpec, cfg GuestConfig) LXCPlan {
 	p := LXCPlan{Set: map[string]string{}}
 	keys := s.managedKeys()
+	p.refuseUnprivileged(s.Unprivileged, keys, cfg)
 	for _, k := range sortedKeys(keys) {
 		if have, ok := cfg.Effective(k); ok && sameValue(k, keys[k], have) {
 			continue
@@ -176,6 +180,30 @@ func DiffLXC(s LXCSpec, cfg GuestConfig) LXCPlan {
 		p.diffVolume("mp"+strconv.Itoa(i), m, cfg)
 	}
 	return p
+}
+
+// refuseUnprivileged refuses a change of unprivileged (from the template or
+// additionalConfig, which it takes out of keys): pve-container's
+// update_pct_config answers any write of it "unable to modify read-only
+// option: 'unprivileged'", so sending it would only fail every reconcile.
+func (p *LXCPlan) refuseUnprivileged(want *bool, keys map[string]string, cfg GuestConfig) {
+	have, _ := cfg.Effective("unprivileged")
+	is := boolText(have)
+	if raw, ok := keys["unprivileged"]; ok {
+		delete(keys, "unprivileged")
+		if boolText(raw) != is {
+			p.Refused = append(p.Refused, unprivilegedRefusal("additionalConfig.unprivileged", boolText(raw), is))
+		}
+	}
+	if want != nil && *want != is {
+		p.Refused = append(p.Refused, unprivilegedRefusal("template.unprivileged", *want, is))
+	}
+}
+
+func unprivilegedRefusal(field string, want, is bool) string {
+	return fmt.Sprintf("%s is %t but the container was created with unprivileged %s: Proxmox VE sets it only "+
+		"when a container is created (read-only option), so it is not changed; recreate the container to change it",
+		field, want, pveBool(is))
 }
 
 func (p *LXCPlan) set(k, v string) {

@@ -76,6 +76,24 @@ func TestDiffLXC(t *testing.T) {
 			cfg:    cfgOf(map[string]string{"features": "mount=nfs,nesting=1"}),
 			want:   LXCPlan{Set: map[string]string{"features": "mount=nfs,keyctl=1"}, Fields: []string{"features"}},
 		},
+		"UnprivilegedNeverSent": {
+			// pve-container src/PVE/LXC/Config.pm, update_pct_config: "unable to modify read-only option: 'unprivileged'".
+			reason: "unprivileged is fixed at creation: a different value in the template or additionalConfig is refused, never sent.",
+			spec:   LXCSpec{Cores: 2, Unprivileged: ptrTo(false), AdditionalConfig: map[string]string{"unprivileged": "0"}},
+			cfg:    cfgOf(map[string]string{"cores": "1", "unprivileged": "1"}),
+			want: LXCPlan{Set: map[string]string{"cores": "2"}, Fields: []string{"cores"}, Refused: []string{
+				"additionalConfig.unprivileged is false but the container was created with unprivileged 1: Proxmox VE sets it only " +
+					"when a container is created (read-only option), so it is not changed; recreate the container to change it",
+				"template.unprivileged is false but the container was created with unprivileged 1: Proxmox VE sets it only " +
+					"when a container is created (read-only option), so it is not changed; recreate the container to change it",
+			}},
+		},
+		"UnprivilegedMatching": {
+			reason: "An unprivileged value matching the container (absent means 0) needs nothing.",
+			spec:   LXCSpec{Unprivileged: ptrTo(false), AdditionalConfig: map[string]string{"unprivileged": "0"}},
+			cfg:    cfgOf(map[string]string{"cores": "1"}),
+			want:   LXCPlan{Set: map[string]string{}},
+		},
 		"PendingValueCounts": {
 			reason: "A value PVE holds pending is not sent again.",
 			spec:   LXCSpec{MemoryMB: 2048},

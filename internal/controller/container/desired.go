@@ -74,6 +74,7 @@ func desiredFrom(ctx context.Context, kube client.Reader, cr *v1alpha1.Container
 	if d.Clone != "" && len(t.Disk) > 0 {
 		d.CloneStorage = t.Disk[0].Storage
 	}
+	d.Spec.Unprivileged = t.Unprivileged
 	d.Create = pve.LXCCreate{OSTemplate: t.OSTemplate, Unprivileged: t.IsUnprivileged(), SSHKeys: t.SSHKeys}
 	pw, err := rootPassword(ctx, kube, cr)
 	if err != nil {

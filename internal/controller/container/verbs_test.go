@@ -279,13 +279,6 @@ func TestCreate(t *testing.T) {
 				}
 			}},
 		},
-		"MissingArchive": {
-			reason: "An archive PVE does not have is PVE's error, and nothing is created.",
-			setup: func(_ *testing.T, _ *fixture) *v1alpha1.Container {
-				return newContainer("noarchive", func(tpl *v1alpha1.ContainerTemplate) { tpl.OSTemplate = "local:vztmpl/none.tar.zst" })
-			},
-			want: verbWant{err: "can't find file", noEvents: []string{"Creating"}},
-		},
 		"CloneUnknownTemplate": {
 			reason: "A clone of a template that does not exist says which.",
 			setup: func(_ *testing.T, _ *fixture) *v1alpha1.Container {
