@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -24,7 +23,7 @@ var snapshotRoutes = []struct{ method, path string }{
 
 // The simulator's snapshot-name check is PVE's schema for snapname on every
 // snapshot route: format pve-configid, at most 40 characters.
-func TestSnapshotNameSchemaMatchesPVE(t *testing.T) {
+func TestSnapshotNameRulesMatchPVESchema(t *testing.T) {
 	idx := loadSchemaRaw(t)
 	for _, r := range snapshotRoutes {
 		node, ok := idx[r.path]
@@ -52,33 +51,12 @@ type rawSchemaNode struct {
 	Children []rawSchemaNode `json:"children"`
 }
 
+func (n rawSchemaNode) schemaPath() string              { return n.Path }
+func (n rawSchemaNode) schemaChildren() []rawSchemaNode { return n.Children }
+
 // loadSchemaRaw indexes the schema by path with the parameter fields this
 // file needs (format, maxLength), which loadSchema does not keep.
-func loadSchemaRaw(t *testing.T) map[string]rawSchemaNode {
-	t.Helper()
-	path := os.Getenv("PVE_API_SCHEMA")
-	if path == "" {
-		t.Skip("PVE_API_SCHEMA is not set: point it at the PVE apidata.json (make test does) to check the snapshot-name rules against PVE's schema")
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read schema %s: %v", path, err)
-	}
-	var roots []rawSchemaNode
-	if err := json.Unmarshal(b, &roots); err != nil {
-		t.Fatalf("parse schema: %v", err)
-	}
-	idx := map[string]rawSchemaNode{}
-	var walk func([]rawSchemaNode)
-	walk = func(ns []rawSchemaNode) {
-		for _, n := range ns {
-			idx[n.Path] = n
-			walk(n.Children)
-		}
-	}
-	walk(roots)
-	return idx
-}
+func loadSchemaRaw(t *testing.T) map[string]rawSchemaNode { return loadSchemaIndex[rawSchemaNode](t) }
 
 // Snapshot names: what PVE's schema refuses (400, per parameter), what its
 // handler refuses (current exactly, pending in any case; 500) and what it

@@ -2,12 +2,12 @@ package pvesim_test
 
 import (
 	"encoding/json"
-	"os"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/kubemox/provider-proxmox/internal/pvesim"
+	"github.com/kubemox/provider-proxmox/internal/testenv/pveschema"
 )
 
 // schemaNode is the part of PVE's apidata tree the conformance test reads.
@@ -41,26 +41,28 @@ func (p schemaProperty) required() bool {
 	return true
 }
 
-func loadSchema(t *testing.T) map[string]schemaNode {
+func (n schemaNode) schemaPath() string           { return n.Path }
+func (n schemaNode) schemaChildren() []schemaNode { return n.Children }
+
+func loadSchema(t *testing.T) map[string]schemaNode { return loadSchemaIndex[schemaNode](t) }
+
+// loadSchemaIndex reads PVE's API schema (pveschema.Read: skips t without
+// it) into nodes of type N, indexed by path.
+func loadSchemaIndex[N interface {
+	schemaPath() string
+	schemaChildren() []N
+}](t *testing.T) map[string]N {
 	t.Helper()
-	path := os.Getenv("PVE_API_SCHEMA")
-	if path == "" {
-		t.Skip("PVE_API_SCHEMA is not set: point it at the PVE apidata.json (make test does) to check the simulator's routes against PVE's schema")
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read schema %s: %v", path, err)
-	}
-	var roots []schemaNode
-	if err := json.Unmarshal(b, &roots); err != nil {
+	var roots []N
+	if err := json.Unmarshal(pveschema.Read(t), &roots); err != nil {
 		t.Fatalf("parse schema: %v", err)
 	}
-	idx := map[string]schemaNode{}
-	var walk func([]schemaNode)
-	walk = func(ns []schemaNode) {
+	idx := map[string]N{}
+	var walk func([]N)
+	walk = func(ns []N) {
 		for _, n := range ns {
-			idx[n.Path] = n
-			walk(n.Children)
+			idx[n.schemaPath()] = n
+			walk(n.schemaChildren())
 		}
 	}
 	walk(roots)
