@@ -158,22 +158,14 @@ func callStep(step func(*task) error, t *task) error {
 	return step(t)
 }
 
-// taskWarningsError ends a task that succeeded with this many warnings: PVE's worker ends
-// its log with "TASK WARNINGS: n" and its exit status reads "WARNINGS: n".
-type taskWarningsError int
-
-func (w taskWarningsError) Error() string { return fmt.Sprintf("WARNINGS: %d", int(w)) }
-
 // endTask stops a task with OK or the error text, writing PVE's last log line.
 func (s *Server) endTask(t *task, err error) {
 	t.Status = "stopped"
 	t.EndTime = time.Now().Unix()
 	t.timer = nil
-	var warnings taskWarningsError
+	// No simulated worker ends with "TASK WARNINGS: n": only $rpcenv->warn counts towards it
+	// (pve-common RESTEnvironment.pm), and the workers modelled here warn with Perl's warn.
 	switch {
-	case errors.As(err, &warnings):
-		t.ExitStatus = warnings.Error()
-		t.logf("TASK %s", t.ExitStatus)
 	case err != nil:
 		msg := workerErrorLine(err)
 		if t.onFail != nil {
