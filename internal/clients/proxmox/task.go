@@ -72,6 +72,22 @@ func ExitStatusOK(exit string) bool {
 	return exit == "OK" || strings.HasPrefix(exit, "WARNINGS")
 }
 
+// ForcedStop returns the line of a QEMU shutdown task's log saying PVE
+// stopped the guest hard ("VM still running - terminating now with SIGTERM"
+// after the timeout, "VM quit/powerdown failed - terminating now with
+// SIGTERM" when the powerdown command failed, "... with SIGKILL" when even
+// that did not stop it: qemu-server src/PVE/QemuServer.pm, _do_vm_stop), or
+// "". The log is the only place that says so: _do_vm_stop warns with a plain
+// Perl warn, which is no TASK WARNINGS, and the task ends OK.
+func ForcedStop(log []string) string {
+	for _, l := range log {
+		if strings.Contains(l, " - terminating now with SIG") {
+			return strings.TrimSpace(l)
+		}
+	}
+	return ""
+}
+
 // Failed reports whether the task stopped with an error; ExitStatus holds
 // PVE's message then.
 func (t TaskStatus) Failed() bool { return !t.Running && !t.Succeeded() }
