@@ -82,7 +82,9 @@ func TestSnapshotNames(t *testing.T) {
 		{"forty-one characters are too long", strings.Repeat("b", 41), http.StatusBadRequest, "value may only be 40 characters long"},
 		{"current is reserved", "current", http.StatusInternalServerError, "unable to use snapshot name 'current' (reserved name)"},
 		{"pending is reserved", "pending", http.StatusInternalServerError, "unable to use snapshot name 'pending' (reserved name)"},
-		{"pending is reserved in any case", "PenDing", http.StatusInternalServerError, "unable to use snapshot name 'PenDing' (reserved name)"},
+		// qemu-server src/PVE/API2/Qemu.pm, snapshot: `die "unable to use snapshot name
+		// 'pending' (reserved name)\n" if lc($snapname) eq 'pending'`: the text is literal.
+		{"pending is reserved in any case, and named literally", "PenDing", http.StatusInternalServerError, "unable to use snapshot name 'pending' (reserved name)"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -24,10 +24,12 @@ func handleLXCSnapshotCreate(s *Server, r *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	name := r.str("snapname")
-	if name == "current" || name == "vzdump" || strings.EqualFold(name, "pending") {
+	// pve-container src/PVE/API2/LXC/Snapshot.pm, snapshot: only 'current' and 'vzdump' are
+	// reserved, exactly as sent ('pending' is a QEMU config section, not a container's).
+	if name := r.str("snapname"); name == "current" || name == "vzdump" {
 		return nil, errInternal("unable to use snapshot name '%s' (reserved name)", name)
 	}
+	name := r.str("snapname")
 	desc := r.str("description")
 	return s.startTask(r, taskDef{Type: "vzsnapshot", ID: strconv.Itoa(g.VMID), Node: g.Node,
 		Begin: func(*task) error {
