@@ -9,15 +9,33 @@ import (
 )
 
 // VNet is an SDN VNet of the cluster (pve-network src/PVE/Network/SDN/VnetPlugin.pm): a
-// bridge every node of its zone has once the SDN configuration is applied. The simulator
-// models applied VNets only (no pending changes) and no ACLs: every user sees them all, where
-// PVE lists only those the user has SDN.Audit or SDN.Allocate on (/sdn/zones/<zone>/<vnet>).
+// bridge every node has once the SDN configuration is applied. The simulator models zones
+// spanning every node, new VNets not applied yet (Pending) but no pending changes to applied
+// ones, and no ACLs: every user sees them all, where PVE lists only those the user has
+// SDN.Audit or SDN.Allocate on (/sdn/zones/<zone>/<vnet>).
 type VNet struct {
 	VNet      string `json:"vnet"`
 	Zone      string `json:"zone"`
 	Tag       int    `json:"tag,omitempty"`
 	Alias     string `json:"alias,omitempty"`
 	VlanAware bool   `json:"vlanaware,omitempty"`
+	// Pending is a VNet in the SDN configuration that was not applied yet: no node has it.
+	Pending bool `json:"pending,omitempty"`
+}
+
+// keys are the VNet's section keys as its configuration holds them.
+func (v VNet) keys() map[string]any {
+	m := map[string]any{"zone": v.Zone}
+	if v.Tag != 0 {
+		m["tag"] = v.Tag
+	}
+	if v.Alias != "" {
+		m["alias"] = v.Alias
+	}
+	if v.VlanAware {
+		m["vlanaware"] = 1
+	}
+	return m
 }
 
 // reVNetID is VnetPlugin's vnet ID (pve-sdn-vnet-id): a letter, then letters and digits, at
@@ -32,8 +50,8 @@ func registerSDNRoutes(r *router) {
 	}}, handleVNetIndex)
 }
 
-// AddVNet adds an applied VNet to the cluster's SDN configuration, replacing one of the same
-// name.
+// AddVNet adds a VNet to the cluster's SDN configuration, applied unless v.Pending, replacing
+// one of the same name.
 func (s *Server) AddVNet(v VNet) error {
 	if len(v.VNet) > maxVNetIDLength || !reVNetID.MatchString(v.VNet) {
 		return errf(http.StatusBadRequest, "invalid vnet ID %q: a letter, then letters or digits, 2 to %d characters", v.VNet, maxVNetIDLength)
@@ -49,26 +67,27 @@ func (s *Server) AddVNet(v VNet) error {
 
 // handleVNetIndex follows pve-network src/PVE/API2/Network/SDN/Vnets.pm, index: the VNets
 // sorted by ID, each its section's keys plus vnet, type and the digest of the file it was
-// read from. The running and pending views come from the running configuration, which
-// carries no digest (null); for applied VNets they hold the same keys and no state.
+// read from. The default view is the configuration (pending VNets included, as plain rows);
+// running=1 the running configuration, which has no digest (null) and no pending VNets;
+// pending=1 their merge (PVE/Network/SDN.pm, pending_config): applied VNets as they run, a
+// new one with only vnet and type at the top, its keys under "pending" and state "new".
 func handleVNetIndex(s *Server, r *request) (any, error) {
+	running, pending := r.bool("running"), r.bool("pending")
 	var digest any
-	if !r.bool("running") && !r.bool("pending") {
+	if !running && !pending {
 		digest = s.st.vnetsDigest()
 	}
 	out := []map[string]any{}
 	for _, id := range sortedKeys(s.st.vnets) {
 		v := s.st.vnets[id]
-		row := map[string]any{"vnet": v.VNet, "type": "vnet", "zone": v.Zone, "digest": digest}
-		if v.Tag != 0 {
-			row["tag"] = v.Tag
+		row := v.keys()
+		switch {
+		case v.Pending && running && !pending:
+			continue
+		case v.Pending && pending:
+			row = map[string]any{"pending": row, "state": "new"}
 		}
-		if v.Alias != "" {
-			row["alias"] = v.Alias
-		}
-		if v.VlanAware {
-			row["vlanaware"] = 1
-		}
+		row["vnet"], row["type"], row["digest"] = v.VNet, "vnet", digest
 		out = append(out, row)
 	}
 	return out, nil
@@ -92,14 +111,17 @@ func (st *state) localVNets() []map[string]any {
 	out := make([]map[string]any, 0, len(ids))
 	for _, id := range ids {
 		v := st.vnets[id]
+		if v.Pending {
+			continue
+		}
 		out = append(out, map[string]any{"iface": id, "type": "vnet", "active": "1", "ipam": 0,
 			"vlanaware": boolNum(v.VlanAware), "comments": v.Alias})
 	}
 	return out
 }
 
-// isVNet reports whether name is a VNet, which every node has as a bridge.
+// isVNet reports whether name is an applied VNet, which every node has as a bridge.
 func (st *state) isVNet(name string) bool {
-	_, ok := st.vnets[name]
-	return ok
+	v, ok := st.vnets[name]
+	return ok && !v.Pending
 }
