@@ -64,11 +64,7 @@ func TestSnapshotListCarriesVMState(t *testing.T) {
 	}
 	snapshot := func(path string, kv ...string) {
 		t.Helper()
-		res := rawCall(t, sim, http.MethodPost, path, "application/x-www-form-urlencoded", form(kv...), tokenHeader())
-		var upid string
-		if res.Status != http.StatusOK || jsonUnmarshal(res.Body["data"], &upid) != nil {
-			t.Fatalf("POST %s: %d %s", path, res.Status, res.Text)
-		}
+		upid := startTask(t, sim, http.MethodPost, path, form(kv...))
 		eventually(t, "the snapshot task ends", func() bool {
 			return getMap(t, sim, "/nodes/pve/tasks/"+url.PathEscape(upid)+"/status")["exitstatus"] == "OK"
 		})

@@ -58,7 +58,7 @@ func TestTaskLogReadsLikeDumpLogfile(t *testing.T) {
 		}
 	}
 	// A forced shutdown whose powerdown fails at once: a finished task with a short log.
-	done := startTask(t, sim, "/nodes/pve/qemu/740/status/shutdown", "timeout=30&forceStop=1")
+	done := startTask(t, sim, http.MethodPost, "/nodes/pve/qemu/740/status/shutdown", "timeout=30&forceStop=1")
 	eventually(t, "the shutdown ends", func() bool {
 		return getMap(t, sim, "/nodes/pve/tasks/"+url.PathEscape(done)+"/status")["status"] == "stopped"
 	})
@@ -91,20 +91,24 @@ func TestTaskLogReadsLikeDumpLogfile(t *testing.T) {
 	}
 
 	// A shutdown waiting out its timeout has written nothing yet.
-	running := startTask(t, sim, "/nodes/pve/qemu/741/status/shutdown", "timeout=30")
+	running := startTask(t, sim, http.MethodPost, "/nodes/pve/qemu/741/status/shutdown", "timeout=30")
 	lines, rtotal := readTaskLog(t, sim, running, "")
 	if diff := cmp.Diff([]logLine{{N: 1, T: "no content"}}, lines); diff != "" || rtotal != 1 {
 		t.Errorf("empty log of a running task: total %d, lines -want +got:\n%s", rtotal, diff)
 	}
 }
 
-// startTask POSTs form to path and returns the UPID it answers.
-func startTask(t *testing.T, sim *pvesim.Server, path, form string) string {
+// startTask sends method path with form (none when "") and returns the UPID it answers.
+func startTask(t *testing.T, sim *pvesim.Server, method, path, form string) string {
 	t.Helper()
-	res := rawCall(t, sim, http.MethodPost, path, "application/x-www-form-urlencoded", form, tokenHeader())
+	ct := ""
+	if form != "" {
+		ct = "application/x-www-form-urlencoded"
+	}
+	res := rawCall(t, sim, method, path, ct, form, tokenHeader())
 	var upid string
 	if res.Status != http.StatusOK || jsonUnmarshal(res.Body["data"], &upid) != nil {
-		t.Fatalf("POST %s: %d %s", path, res.Status, res.Text)
+		t.Fatalf("%s %s: %d %s", method, path, res.Status, res.Text)
 	}
 	return upid
 }

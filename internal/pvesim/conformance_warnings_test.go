@@ -55,15 +55,7 @@ func TestPlainWarnEndsTaskOK(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			ct := ""
-			if tc.body != "" {
-				ct = "application/x-www-form-urlencoded"
-			}
-			res := rawCall(t, sim, tc.method, tc.path, ct, tc.body, tokenHeader())
-			var upid string
-			if res.Status != http.StatusOK || jsonUnmarshal(res.Body["data"], &upid) != nil {
-				t.Fatalf("%s: %d %s", tc.path, res.Status, res.Text)
-			}
+			upid := startTask(t, sim, tc.method, tc.path, tc.body)
 			var status map[string]any
 			eventually(t, "the task ends", func() bool {
 				status = getMap(t, sim, "/nodes/pve/tasks/"+url.PathEscape(upid)+"/status")
