@@ -12,6 +12,27 @@ import (
 	"github.com/kubemox/provider-proxmox/internal/pvesim"
 )
 
+// Freeing a protected volume fails the imgdel task with pve-storage's text (src/PVE/Storage/
+// Plugin.pm, free_image: `die "cannot remove protected volume '$volname' on '$storeid'\n"`).
+func TestFreeProtectedVolumeFailsTheTask(t *testing.T) {
+	sim := startSim(t, pvesim.Options{})
+	if err := sim.AddVolume("pve", "local:iso/keep.iso"); err != nil {
+		t.Fatal(err)
+	}
+	if err := sim.ProtectVolume("pve", "local:iso/keep.iso", true); err != nil {
+		t.Fatal(err)
+	}
+	upid := startTask(t, sim, http.MethodDelete, "/nodes/pve/storage/local/content/local:iso/keep.iso", "")
+	var status map[string]any
+	eventually(t, "the task ends", func() bool {
+		status = getMap(t, sim, "/nodes/pve/tasks/"+url.PathEscape(upid)+"/status")
+		return status["status"] == "stopped"
+	})
+	if want := "cannot remove protected volume 'iso/keep.iso' on 'local'"; status["exitstatus"] != want {
+		t.Errorf("exit status %q, want %q", status["exitstatus"], want)
+	}
+}
+
 // Only $rpcenv->warn (log_warn) counts towards a worker's "TASK WARNINGS: n" (pve-common
 // src/PVE/RESTEnvironment.pm, sub warn increments warning_count; fork_worker ends the log with
 // TASK WARNINGS only when it is non-zero). A plain Perl warn in a worker goes to the task log

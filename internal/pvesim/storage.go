@@ -269,7 +269,9 @@ func deleteVolume(st *storage, volid string, t *task) error {
 		return nil
 	}
 	if v.Protected {
-		return fmt.Errorf("volume '%s' is protected", volid)
+		// pve-storage src/PVE/Storage/Plugin.pm, free_image.
+		_, name, _ := splitVolID(volid)
+		return fmt.Errorf("cannot remove protected volume '%s' on '%s'", name, st.ID)
 	}
 	st.removeVolume(volid)
 	t.logf("Removed volume '%s'", volid)
