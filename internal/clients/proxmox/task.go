@@ -199,10 +199,9 @@ func (c *Client) TaskStatus(ctx context.Context, upid string) (TaskStatus, error
 // where a failure's cause and the final TASK line are.
 const maxTaskLogLines = 500
 
-// taskLogLine is one entry of PVE's task log answer: its number from 1, and
-// its text.
+// taskLogLine is one entry of PVE's task log answer: its text (n, its
+// number from 1, is not needed).
 type taskLogLine struct {
-	N wireInt  `json:"n"`
 	T wireText `json:"t"`
 }
 
