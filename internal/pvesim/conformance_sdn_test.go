@@ -32,8 +32,9 @@ func TestSDNVNets(t *testing.T) {
 		t.Error("AddVNet took an ID pve-sdn-vnet-id refuses (a digit first)")
 	}
 	rows := func(path string) []map[string]any {
-		var out []map[string]any
-		for _, r := range getData(t, sim, path).([]any) {
+		data := getData(t, sim, path).([]any)
+		out := make([]map[string]any, 0, len(data))
+		for _, r := range data {
 			out = append(out, r.(map[string]any))
 		}
 		return out

@@ -51,12 +51,11 @@ type rawSchemaNode struct {
 	Children []rawSchemaNode `json:"children"`
 }
 
-func (n rawSchemaNode) schemaPath() string              { return n.Path }
-func (n rawSchemaNode) schemaChildren() []rawSchemaNode { return n.Children }
-
 // loadSchemaRaw indexes the schema by path with the parameter fields this
 // file needs (format, maxLength), which loadSchema does not keep.
-func loadSchemaRaw(t *testing.T) map[string]rawSchemaNode { return loadSchemaIndex[rawSchemaNode](t) }
+func loadSchemaRaw(t *testing.T) map[string]rawSchemaNode {
+	return loadSchemaIndex(t, func(n rawSchemaNode) (string, []rawSchemaNode) { return n.Path, n.Children })
+}
 
 // Snapshot names: what PVE's schema refuses (400, per parameter), what its
 // handler refuses (current exactly, pending in any case; 500) and what it

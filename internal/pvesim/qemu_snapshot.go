@@ -46,7 +46,7 @@ func handleQemuSnapshotCreate(s *Server, r *request) (any, error) {
 	switch {
 	case name == "current":
 		return nil, errInternal("unable to use snapshot name 'current' (reserved name)")
-	case strings.ToLower(name) == "pending":
+	case strings.EqualFold(name, "pending"):
 		return nil, errInternal("unable to use snapshot name 'pending' (reserved name)")
 	}
 	return s.startTask(r, taskDef{Type: "qmsnapshot", ID: strconv.Itoa(g.VMID), Node: g.Node,

@@ -41,17 +41,14 @@ func (p schemaProperty) required() bool {
 	return true
 }
 
-func (n schemaNode) schemaPath() string           { return n.Path }
-func (n schemaNode) schemaChildren() []schemaNode { return n.Children }
-
-func loadSchema(t *testing.T) map[string]schemaNode { return loadSchemaIndex[schemaNode](t) }
+func loadSchema(t *testing.T) map[string]schemaNode {
+	return loadSchemaIndex(t, func(n schemaNode) (string, []schemaNode) { return n.Path, n.Children })
+}
 
 // loadSchemaIndex reads PVE's API schema (pveschema.Read: skips t without
-// it) into nodes of type N, indexed by path.
-func loadSchemaIndex[N interface {
-	schemaPath() string
-	schemaChildren() []N
-}](t *testing.T) map[string]N {
+// it) into nodes of type N, indexed by path; parts gives a node's path and
+// children.
+func loadSchemaIndex[N any](t *testing.T, parts func(N) (string, []N)) map[string]N {
 	t.Helper()
 	var roots []N
 	if err := json.Unmarshal(pveschema.Read(t), &roots); err != nil {
@@ -61,8 +58,9 @@ func loadSchemaIndex[N interface {
 	var walk func([]N)
 	walk = func(ns []N) {
 		for _, n := range ns {
-			idx[n.schemaPath()] = n
-			walk(n.schemaChildren())
+			path, children := parts(n)
+			idx[path] = n
+			walk(children)
 		}
 	}
 	walk(roots)

@@ -77,7 +77,7 @@ func handleVNetIndex(s *Server, r *request) (any, error) {
 	if !running && !pending {
 		digest = s.st.vnetsDigest()
 	}
-	out := []map[string]any{}
+	out := make([]map[string]any, 0, len(s.st.vnets))
 	for _, id := range sortedKeys(s.st.vnets) {
 		v := s.st.vnets[id]
 		row := v.keys()
