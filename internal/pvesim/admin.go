@@ -39,6 +39,8 @@ func (s *Server) serveAdmin(w http.ResponseWriter, hr *http.Request) {
 		err = s.adminGuests(hr)
 	case "/_sim/volumes POST":
 		err = s.adminVolumes(hr)
+	case "/_sim/vnets POST":
+		err = s.adminVNets(hr)
 	case "/_sim/baseline POST":
 		s.SaveBaseline()
 	case "/_sim/listeners GET":
@@ -355,6 +357,15 @@ func (s *Server) adminVolumes(hr *http.Request) error {
 		return err
 	}
 	return s.AddVolume(body.Node, body.VolID)
+}
+
+// adminVNets adds an applied SDN VNet: {"vnet": "vnet1", "zone": "zone1", "tag": 100}.
+func (s *Server) adminVNets(hr *http.Request) error {
+	var v VNet
+	if err := decodeAdmin(hr, &v); err != nil {
+		return err
+	}
+	return s.AddVNet(v)
 }
 
 // nodeSwitchPath recognises POST /_sim/nodes/{node}/offline and .../online.

@@ -11,7 +11,6 @@ import (
 	"math/big"
 	"net"
 	"net/http"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -330,23 +329,4 @@ func rawCallInsecure(t *testing.T, sim *pvesim.Server, method, path string) int 
 	}
 	_ = resp.Body.Close()
 	return resp.StatusCode
-}
-
-// pve-storage only warns when the file of a volume is already gone: the task succeeds
-// with a warning count, which its log's last line and its exit status both carry.
-func TestDeleteMissingVolumeEndsWithWarnings(t *testing.T) {
-	sim := startSim(t, pvesim.Options{})
-	res := rawCall(t, sim, http.MethodDelete, "/nodes/pve/storage/local/content/local:iso/gone.iso", "", "", tokenHeader())
-	var upid string
-	if res.Status != http.StatusOK || jsonUnmarshal(res.Body["data"], &upid) != nil {
-		t.Fatalf("delete: %d %s", res.Status, res.Text)
-	}
-	status := getMap(t, sim, "/nodes/pve/tasks/"+url.PathEscape(upid)+"/status")
-	if status["status"] != "stopped" || status["exitstatus"] != "WARNINGS: 1" {
-		t.Fatalf("task status: %v", status)
-	}
-	lines := getData(t, sim, "/nodes/pve/tasks/"+url.PathEscape(upid)+"/log").([]any)
-	if last := lines[len(lines)-1].(map[string]any)["t"]; last != "TASK WARNINGS: 1" {
-		t.Fatalf("last log line %q, want TASK WARNINGS: 1 (log %v)", last, lines)
-	}
 }

@@ -55,6 +55,9 @@
 //     {"action": "drift", "vmid", "config": {"key": "value" or "" to delete}, "status": "running"|"stopped",
 //     "node": "other"} changes a guest behind the provider's back.
 //   - POST /_sim/volumes: {"node": "pve", "volid": "local:iso/debian.iso"} adds a file volume.
+//   - POST /_sim/vnets: {"vnet": "vnet1", "zone": "zone1", "tag": 100, "alias", "vlanaware",
+//     "pending"} adds an SDN VNet (GET /cluster/sdn/vnets): applied, a bridge on every node;
+//     pending: true, only in the configuration, no node's bridge yet.
 //   - GET  /_sim/listeners: [{"index", "url", "up"}], Options.Listen first, then ExtraListen: several
 //     pveproxies in front of one cluster state. POST /_sim/listeners/{i}/down closes listener i
 //     (connecting is refused, open connections are cut; through listener i itself, once the answer

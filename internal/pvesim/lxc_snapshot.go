@@ -21,6 +21,8 @@ func handleLXCSnapshotList(s *Server, r *request) (any, error) {
 // else (lock, existence, the config itself) happens in the worker, as in pve-container
 // (src/PVE/API2/LXC/Snapshot.pm), so it fails the task.
 func handleLXCSnapshotCreate(s *Server, r *request) (any, error) {
+	// Only 'current' and 'vzdump' are reserved, exactly as sent ('pending' is a QEMU
+	// config section, not a container's).
 	name := r.str("snapname")
 	if name == "current" || name == "vzdump" {
 		return nil, errInternal("unable to use snapshot name '%s' (reserved name)", name)

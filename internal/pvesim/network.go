@@ -19,7 +19,8 @@ func registerNetworkRoutes(r *router) {
 	}}, handleNetworkList)
 }
 
-// handleNetworkList lists a node's interfaces: its uplink and its Linux bridges.
+// handleNetworkList lists a node's interfaces: its uplink, its Linux bridges and, for the
+// types that include SDN (pve-manager PVE/API2/Network.pm, index), the VNets.
 func handleNetworkList(s *Server, r *request) (any, error) {
 	node := r.node()
 	if err := s.checkNode(node); err != nil {
@@ -30,9 +31,18 @@ func handleNetworkList(s *Server, r *request) (any, error) {
 	if want == "" || want == "eth" || want == "include_sdn" {
 		out = append(out, map[string]any{"iface": nodeUplink, "type": "eth", "active": 1, "exists": 1, "families": []string{"inet"}, "method": "manual", "priority": 1})
 	}
-	if !slices.Contains([]string{"", "bridge", "any_bridge", "any_local_bridge", "include_sdn"}, want) {
-		return out, nil
+	if slices.Contains([]string{"", "bridge", "any_bridge", "any_local_bridge", "include_sdn"}, want) {
+		out = append(out, s.bridgeRows(node)...)
 	}
+	if slices.Contains([]string{"any_bridge", "include_sdn", "vnet"}, want) {
+		out = append(out, s.st.localVNets()...)
+	}
+	return out, nil
+}
+
+// bridgeRows are the network listing's rows for a node's Linux bridges.
+func (s *Server) bridgeRows(node string) []map[string]any {
+	out := make([]map[string]any, 0, len(s.st.bridges[node]))
 	for i, b := range s.st.bridges[node] {
 		row := map[string]any{"iface": b, "type": "bridge", "active": 1, "autostart": 1, "families": []string{"inet"},
 			"method": "manual", "bridge_stp": "off", "bridge_fd": "0", "priority": 2 + i}
@@ -41,7 +51,7 @@ func handleNetworkList(s *Server, r *request) (any, error) {
 		}
 		out = append(out, row)
 	}
-	return out, nil
+	return out
 }
 
 // AddBridge adds a Linux bridge to a node's network.
@@ -68,7 +78,7 @@ func (s *Server) missingBridge(g *guest) (string, string) {
 		if err != nil {
 			continue
 		}
-		if b := m["bridge"]; b != "" && !slices.Contains(s.st.bridges[g.Node], b) {
+		if b := m["bridge"]; b != "" && !slices.Contains(s.st.bridges[g.Node], b) && !s.st.isVNet(b) {
 			return k, b
 		}
 	}

@@ -177,8 +177,9 @@ const defaultShutdownTimeout = 60 * time.Second
 // handleQemuShutdown follows qemu-server's _do_vm_stop: the guest is asked to power off
 // through its agent when one is configured, else with an ACPI power button press. A guest
 // that does not react (acpi: 0, or an agent configured but not running) fails the task with
-// PVE's message, or with forceStop is terminated after the timeout and the task ends with a
-// warning.
+// PVE's message, or with forceStop is terminated after the timeout: _do_vm_stop says so with a
+// plain Perl warn, which only writes the task log (only $rpcenv->warn counts towards TASK
+// WARNINGS, pve-common RESTEnvironment), so the task still ends OK.
 func handleQemuShutdown(s *Server, r *request) (any, error) {
 	timeout := defaultShutdownTimeout
 	if v, ok := r.params["timeout"]; ok {
@@ -199,7 +200,7 @@ func handleQemuShutdown(s *Server, r *request) (any, error) {
 			}
 			t.logf("VM quit/powerdown failed - terminating now with SIGTERM")
 			s.powerOff(g)
-			return taskWarningsError(1)
+			return nil
 		}
 		if ignoresPowerButton(g) {
 			if !force {
@@ -207,7 +208,7 @@ func handleQemuShutdown(s *Server, r *request) (any, error) {
 			}
 			t.logf("VM still running - terminating now with SIGTERM")
 			s.powerOff(g)
-			return taskWarningsError(1)
+			return nil
 		}
 		s.powerOff(g)
 		return nil

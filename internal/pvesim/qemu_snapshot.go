@@ -41,8 +41,13 @@ func handleQemuSnapshotCreate(s *Server, r *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if name == "current" || strings.EqualFold(name, "pending") {
-		return nil, errInternal("unable to use snapshot name '%s' (reserved name)", name)
+	// qemu-server src/PVE/API2/Qemu.pm, snapshot: 'current' is reserved as sent, 'pending' in
+	// any case, and both texts name the reserved word literally, not what was sent.
+	switch {
+	case name == "current":
+		return nil, errInternal("unable to use snapshot name 'current' (reserved name)")
+	case strings.EqualFold(name, "pending"):
+		return nil, errInternal("unable to use snapshot name 'pending' (reserved name)")
 	}
 	return s.startTask(r, taskDef{Type: "qmsnapshot", ID: strconv.Itoa(g.VMID), Node: g.Node,
 		Begin: func(*task) error {

@@ -16,6 +16,7 @@ func routeTables() []func(*router) {
 		registerPoolRoutes,
 		registerCertRoutes,
 		registerNetworkRoutes,
+		registerSDNRoutes,
 	}
 }
 

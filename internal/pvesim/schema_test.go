@@ -2,12 +2,12 @@ package pvesim_test
 
 import (
 	"encoding/json"
-	"os"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/kubemox/provider-proxmox/internal/pvesim"
+	"github.com/kubemox/provider-proxmox/internal/testenv/pveschema"
 )
 
 // schemaNode is the part of PVE's apidata tree the conformance test reads.
@@ -42,25 +42,25 @@ func (p schemaProperty) required() bool {
 }
 
 func loadSchema(t *testing.T) map[string]schemaNode {
+	return loadSchemaIndex(t, func(n schemaNode) (string, []schemaNode) { return n.Path, n.Children })
+}
+
+// loadSchemaIndex reads PVE's API schema (pveschema.Read: skips t without
+// it) into nodes of type N, indexed by path; parts gives a node's path and
+// children.
+func loadSchemaIndex[N any](t *testing.T, parts func(N) (string, []N)) map[string]N {
 	t.Helper()
-	path := os.Getenv("PVE_API_SCHEMA")
-	if path == "" {
-		t.Skip("PVE_API_SCHEMA is not set: point it at the PVE apidata.json (make test does) to check the simulator's routes against PVE's schema")
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read schema %s: %v", path, err)
-	}
-	var roots []schemaNode
-	if err := json.Unmarshal(b, &roots); err != nil {
+	var roots []N
+	if err := json.Unmarshal(pveschema.Read(t), &roots); err != nil {
 		t.Fatalf("parse schema: %v", err)
 	}
-	idx := map[string]schemaNode{}
-	var walk func([]schemaNode)
-	walk = func(ns []schemaNode) {
+	idx := map[string]N{}
+	var walk func([]N)
+	walk = func(ns []N) {
 		for _, n := range ns {
-			idx[n.Path] = n
-			walk(n.Children)
+			path, children := parts(n)
+			idx[path] = n
+			walk(children)
 		}
 	}
 	walk(roots)

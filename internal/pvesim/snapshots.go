@@ -51,13 +51,16 @@ func (g *guest) snapshotOf(name string) (*snapshot, error) {
 	return sn, nil
 }
 
-// snapshotList lists snapshots and always ends with PVE's "current" pseudo-entry.
+// snapshotList lists snapshots and always ends with PVE's "current" pseudo-entry. A VM's
+// entries always carry vmstate, 0 or 1 (qemu-server src/PVE/API2/Qemu.pm, snapshot_list:
+// `vmstate => $d->{vmstate} ? 1 : 0`); a container's never do (pve-container
+// src/PVE/API2/LXC/Snapshot.pm, list).
 func snapshotList(g *guest) []map[string]any {
 	out := []map[string]any{}
 	for _, sn := range g.Snapshots {
 		item := map[string]any{"name": sn.Name, "description": sn.Description, "snaptime": sn.SnapTime}
-		if sn.VMState {
-			item["vmstate"] = 1
+		if g.Kind == KindQemu {
+			item["vmstate"] = boolNum(sn.VMState)
 		}
 		if sn.Parent != "" {
 			item["parent"] = sn.Parent

@@ -31,6 +31,8 @@ type state struct {
 	pools    map[string]*pool
 	// bridges maps node -> its Linux bridges, in creation order.
 	bridges map[string][]string
+	// vnets are the cluster's applied SDN VNets by ID: a bridge on every node.
+	vnets map[string]VNet
 	// fileLocks are the config file locks tasks hold, by VMID.
 	fileLocks map[int]*fileLock
 	tasks     map[string]*task
@@ -141,6 +143,7 @@ func newState(opts Options) *state {
 		storages:  map[string]map[string]*storage{},
 		pools:     map[string]*pool{},
 		bridges:   map[string][]string{},
+		vnets:     map[string]VNet{},
 		fileLocks: map[int]*fileLock{},
 		tasks:     map[string]*task{},
 		taskLog:   map[string][]*task{},

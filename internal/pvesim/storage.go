@@ -261,12 +261,17 @@ func handleVolumeDelete(s *Server, r *request) (any, error) {
 func deleteVolume(st *storage, volid string, t *task) error {
 	v, ok := st.Volumes[volid]
 	if !ok {
-		// pve-storage only warns about a missing file; the task ends with "WARNINGS: 1".
+		// pve-storage's free_image only warns (a plain Perl warn, not $rpcenv->warn) about a
+		// missing file and returns: the worker goes on to say it removed the volume and the
+		// task ends OK.
 		t.logf("disk image '%s' does not exist", volumePath(st, volid))
-		return taskWarningsError(1)
+		t.logf("Removed volume '%s'", volid)
+		return nil
 	}
 	if v.Protected {
-		return fmt.Errorf("volume '%s' is protected", volid)
+		// pve-storage src/PVE/Storage/Plugin.pm, free_image.
+		_, name, _ := splitVolID(volid)
+		return fmt.Errorf("cannot remove protected volume '%s' on '%s'", name, st.ID)
 	}
 	st.removeVolume(volid)
 	t.logf("Removed volume '%s'", volid)

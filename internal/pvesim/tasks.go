@@ -158,22 +158,14 @@ func callStep(step func(*task) error, t *task) error {
 	return step(t)
 }
 
-// taskWarningsError ends a task that succeeded with this many warnings: PVE's worker ends
-// its log with "TASK WARNINGS: n" and its exit status reads "WARNINGS: n".
-type taskWarningsError int
-
-func (w taskWarningsError) Error() string { return fmt.Sprintf("WARNINGS: %d", int(w)) }
-
 // endTask stops a task with OK or the error text, writing PVE's last log line.
 func (s *Server) endTask(t *task, err error) {
 	t.Status = "stopped"
 	t.EndTime = time.Now().Unix()
 	t.timer = nil
-	var warnings taskWarningsError
+	// No simulated worker ends with "TASK WARNINGS: n": only $rpcenv->warn counts towards it
+	// (pve-common RESTEnvironment.pm), and the workers modelled here warn with Perl's warn.
 	switch {
-	case errors.As(err, &warnings):
-		t.ExitStatus = warnings.Error()
-		t.logf("TASK %s", t.ExitStatus)
 	case err != nil:
 		msg := workerErrorLine(err)
 		if t.onFail != nil {
@@ -265,6 +257,10 @@ func handleTaskStatus(s *Server, r *request) (any, error) {
 	return m, nil
 }
 
+// handleTaskLog follows pve-manager's read_task_log (PVE/API2/Tasks.pm) over pve-common's
+// dump_logfile (src/PVE/Tools.pm): lines from start, at most limit of them (default 50; 0
+// reads to the end), and total, the number of lines the log holds whatever was asked for.
+// An empty log reads as the one line "no content" (dump_logfile's ExtJS workaround).
 func handleTaskLog(s *Server, r *request) (any, error) {
 	if err := s.checkNode(r.node()); err != nil {
 		return nil, err
@@ -280,20 +276,33 @@ func handleTaskLog(s *Server, r *request) (any, error) {
 	if r.has("limit") {
 		limit = r.int("limit")
 	}
-	lines := taskLines(t)
-	out := []map[string]any{}
-	for i := start; i < len(lines) && len(out) < limit; i++ {
-		out = append(out, map[string]any{"n": i + 1, "t": lines[i]})
+	if len(t.Log) == 0 {
+		return withTotal{data: []map[string]any{{"n": 1, "t": "no content"}}, total: 1}, nil
 	}
-	return out, nil
+	out := []map[string]any{}
+	for i := start; i < len(t.Log) && (limit == 0 || len(out) < limit); i++ {
+		out = append(out, map[string]any{"n": i + 1, "t": t.Log[i]})
+	}
+	return withTotal{data: out, total: len(t.Log)}, nil
 }
 
-// taskLines is the log as PVE shows it while a task runs: no final line yet.
-func taskLines(t *task) []string {
-	if len(t.Log) == 0 && t.Status == "running" {
-		return []string{}
+// AppendTaskLog adds lines to a task's log, before its final TASK line when it has ended:
+// tests of log readers need logs longer than the simulated workers write (a real download's
+// progress runs to thousands of lines).
+func (s *Server) AppendTaskLog(upid string, lines ...string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, err := s.findTask(upid)
+	if err != nil {
+		return err
 	}
-	return t.Log
+	if t.Status == "running" {
+		t.Log = append(t.Log, lines...)
+		return nil
+	}
+	last := len(t.Log) - 1
+	t.Log = append(append(append([]string{}, t.Log[:last]...), lines...), t.Log[last])
+	return nil
 }
 
 func handleTaskStop(s *Server, r *request) (any, error) {

@@ -45,6 +45,15 @@ type envelope struct {
 	Data    any               `json:"data"`
 	Message string            `json:"message,omitempty"`
 	Errors  map[string]string `json:"errors,omitempty"`
+	Total   *int              `json:"total,omitempty"`
+}
+
+// withTotal is an answer carrying PVE's "total" beside its data: a handler's
+// $rpcenv->set_result_attrib('total', $n), which pve-http-server's JSON formatter writes
+// next to data.
+type withTotal struct {
+	data  any
+	total int
 }
 
 // The header values every answer carries, shared rather than allocated per response:
@@ -69,6 +78,10 @@ func setPVEHeaders(w http.ResponseWriter) {
 func writeData(w http.ResponseWriter, data any) {
 	if enc, ok := data.(*encodedData); ok {
 		writeEncoded(w, enc.buf)
+		return
+	}
+	if wt, ok := data.(withTotal); ok {
+		writeEnvelope(w, http.StatusOK, envelope{Data: wt.data, Total: &wt.total})
 		return
 	}
 	writeEnvelope(w, http.StatusOK, envelope{Data: data})

@@ -3,6 +3,7 @@ package proxmox
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"net/url"
 	"slices"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	proxmox "github.com/luthermonson/go-proxmox"
 )
 
 // Prerequisites are what a guest about to be created needs to exist on its node;
@@ -32,10 +34,12 @@ var ErrMissingPrerequisite = errors.New("cannot create in Proxmox VE")
 // CheckPrerequisites checks p before anything is created, so a spec naming a
 // node, storage, volume or bridge that does not exist is refused in seconds
 // with what does exist. A check whose read fails (a token without
-// Sys.Audit, say) is skipped: PVE decides then. It costs one request for
-// the node list, one for the node's storages when disks or volumes are
-// named, one per storage holding a named volume, and one for the node's
-// bridges when bridges are named; listings are kept for listingTTL, so a
+// Sys.Audit, say) is skipped: PVE decides then; except the SDN VNets'
+// (see sdnVNets), read only to refuse a bridge no node listing holds. It
+// costs one request for the node list, one for the node's storages when
+// disks or volumes are named, one per storage holding a named volume, one
+// for the node's bridges when bridges are named and one for the VNets when
+// a bridge is not the node's; listings are kept for listingTTL, so a
 // burst of creates costs them once, but a refusal is never based on a kept
 // listing: what is missing may have been made since.
 func (c *Client) CheckPrerequisites(ctx context.Context, p Prerequisites) error {
@@ -129,16 +133,38 @@ func (c *Client) checkBridges(ctx context.Context, node string, bridges []string
 			continue
 		}
 		if vnets == nil {
-			// SDN VNets are bridges too, defined cluster-wide; no SDN (or no
-			// right to read it) lists none.
-			vnets, _ = c.preflightNames(ctx, "/cluster/sdn/vnets", "vnet", nil)
+			if vnets, err = c.sdnVNets(ctx); err != nil {
+				return err
+			}
 			vnets = append(vnets, "")
 		}
 		if !slices.Contains(vnets, b) {
-			return missingPrerequisite("bridge %q does not exist on node %q (bridges: %s)", b, node, listed(names))
+			return missingPrerequisite("bridge %q does not exist on node %q (bridges: %s) nor is it an SDN VNet the connection may see (VNets: %s)",
+				b, node, listed(names), listed(vnets[:len(vnets)-1]))
 		}
 	}
 	return nil
+}
+
+// sdnVNets lists the cluster's SDN VNets, which are bridges too: those
+// in its SDN configuration, applied or not, that the connection has
+// SDN.Audit or SDN.Allocate on (pve-network src/PVE/API2/Network/SDN/Vnets.pm,
+// index, which never refuses: it leaves out what the user may not see). A
+// PVE without SDN has no VNets: pve-manager registers /cluster/sdn only when
+// pve-network loads (PVE/API2/Cluster.pm, $have_sdn), and pve-http-server
+// answers a path nobody registered with 501 "Method ... not implemented"
+// (PVE/HTTPServer.pm, rest_handler). Any other error (403, 5xx, no answer)
+// is returned: refusing the bridge as missing would blame the user's spec
+// for a listing that could not be read.
+func (c *Client) sdnVNets(ctx context.Context) ([]string, error) {
+	vnets, err := c.preflightNames(ctx, "/cluster/sdn/vnets", "vnet", nil)
+	if apiErr, ok := proxmox.AsAPIError(err); ok && apiErr.StatusCode == http.StatusNotImplemented {
+		return []string{}, nil
+	}
+	if err != nil {
+		return nil, errors.Wrap(err, "cannot list the SDN VNets to check the bridges named")
+	}
+	return vnets, nil
 }
 
 // preflightNames reads a listing (at most listingTTL old) and returns one

@@ -3,12 +3,13 @@ package proxmox
 import (
 	"encoding/json"
 	"net/url"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/kubemox/provider-proxmox/internal/testenv/pveschema"
 )
 
 func TestRouteTemplate(t *testing.T) {
@@ -64,11 +65,7 @@ func TestRouteTemplate(t *testing.T) {
 // survive, and where the grammar knows the path the template is the
 // schema's own path.
 func TestRouteTemplateOverPVESchema(t *testing.T) {
-	schema := os.Getenv("PVE_API_SCHEMA")
-	if schema == "" {
-		t.Skip("PVE_API_SCHEMA is not set (make test sets it to ../shared/pve-api/apidata.json)")
-	}
-	paths := schemaPaths(t, schema)
+	paths := schemaPaths(t)
 	param := regexp.MustCompile(`\{[^}]+\}`)
 	known := 0
 	for _, p := range paths {
@@ -91,12 +88,11 @@ func TestRouteTemplateOverPVESchema(t *testing.T) {
 	t.Logf("%d of %d schema paths templated exactly; the rest collapse below a known prefix", known, len(paths))
 }
 
-func schemaPaths(t *testing.T, file string) []string {
+// schemaPaths lists every path of PVE's API schema (pveschema.Read: skips t
+// without it).
+func schemaPaths(t *testing.T) []string {
 	t.Helper()
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatalf("read PVE API schema: %v", err)
-	}
+	data := pveschema.Read(t)
 	type node struct {
 		Path     string `json:"path"`
 		Children []node `json:"children"`

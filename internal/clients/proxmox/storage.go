@@ -98,8 +98,12 @@ func storagePath(node, storage, rest string) string {
 	return "/nodes/" + url.PathEscape(node) + "/storage/" + url.PathEscape(storage) + rest
 }
 
-// IsVolumeProtected reports PVE's refusal to remove a protected volume.
-func IsVolumeProtected(msg string) bool { return strings.Contains(msg, "is protected") }
+// IsVolumeProtected reports PVE's refusal to remove a protected volume
+// ("cannot remove protected volume '<volname>' on '<storage>'", pve-storage
+// src/PVE/Storage/Plugin.pm, free_image).
+func IsVolumeProtected(msg string) bool {
+	return strings.Contains(msg, "cannot remove protected volume")
+}
 
 type wireURLMetadata struct {
 	Size wireInt `json:"size"`

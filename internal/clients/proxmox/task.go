@@ -72,6 +72,22 @@ func ExitStatusOK(exit string) bool {
 	return exit == "OK" || strings.HasPrefix(exit, "WARNINGS")
 }
 
+// ForcedStop returns the line of a QEMU shutdown task's log saying PVE
+// stopped the guest hard ("VM still running - terminating now with SIGTERM"
+// after the timeout, "VM quit/powerdown failed - terminating now with
+// SIGTERM" when the powerdown command failed, "... with SIGKILL" when even
+// that did not stop it: qemu-server src/PVE/QemuServer.pm, _do_vm_stop), or
+// "". The log is the only place that says so: _do_vm_stop warns with a plain
+// Perl warn, which is no TASK WARNINGS, and the task ends OK.
+func ForcedStop(log []string) string {
+	for _, l := range log {
+		if strings.Contains(l, " - terminating now with SIG") {
+			return strings.TrimSpace(l)
+		}
+	}
+	return ""
+}
+
 // Failed reports whether the task stopped with an error; ExitStatus holds
 // PVE's message then.
 func (t TaskStatus) Failed() bool { return !t.Running && !t.Succeeded() }
@@ -179,25 +195,82 @@ func (c *Client) TaskStatus(ctx context.Context, upid string) (TaskStatus, error
 	return ts, nil
 }
 
-// maxTaskLogLines bounds how much of a task's log TaskLog reads: the log of
-// a task that failed on a step is short.
+// maxTaskLogLines bounds how much of a task's log TaskLog reads: its end,
+// where a failure's cause and the final TASK line are.
 const maxTaskLogLines = 500
 
-// TaskLog reads the first maxTaskLogLines lines of a task's log in order,
+// taskLogLine is one entry of PVE's task log answer: its text (n, its
+// number from 1, is not needed).
+type taskLogLine struct {
+	T wireText `json:"t"`
+}
+
+// TaskLog reads the last maxTaskLogLines lines of a task's log in order,
 // scrubbed of the client's secrets; a finished task's last line is "TASK OK"
-// or "TASK ERROR: <exit status>".
+// or "TASK ERROR: <exit status>". PVE's read_task_log (pve-manager
+// PVE/API2/Tasks.pm, over pve-common Tools.pm dump_logfile) answers lines
+// from start, at most limit of them (limit=0: to the end), with the log's
+// line count as "total" beside data, which go-proxmox drops. So a log longer
+// than one page is measured instead: a line past the end reads as nothing,
+// and the log's length is found by doubling then halving start (a few
+// one-line reads), then its end read as one page.
 func (c *Client) TaskLog(ctx context.Context, upid string) ([]string, error) {
 	u, err := ParseUPID(upid)
 	if err != nil {
 		return nil, errors.Wrap(errMalformedUPID, err.Error())
 	}
-	var raw []struct {
-		N wireInt  `json:"n"`
-		T wireText `json:"t"`
+	page, err := c.taskLogPage(ctx, u, 0, maxTaskLogLines)
+	if err != nil || len(page) < maxTaskLogLines {
+		return page, err
 	}
-	p := "/nodes/" + url.PathEscape(u.Node) + "/tasks/" + url.PathEscape(upid) + "/log?start=0&limit=" + strconv.Itoa(maxTaskLogLines)
+	n, err := c.taskLogLength(ctx, u, maxTaskLogLines)
+	if err != nil {
+		return nil, err
+	}
+	return c.taskLogPage(ctx, u, n-maxTaskLogLines, maxTaskLogLines)
+}
+
+// taskLogLength finds how many lines a task's log holds, knowing it holds at
+// least known (> 0): the last start from which a one-line read finds a line,
+// plus one.
+func (c *Client) taskLogLength(ctx context.Context, u UPID, known int) (int, error) {
+	has := func(line int) (bool, error) {
+		page, err := c.taskLogPage(ctx, u, line, 1)
+		return len(page) > 0, err
+	}
+	lo, hi := known, 2*known // line lo-1 exists; find a line hi-1 that does not
+	for {
+		ok, err := has(hi - 1)
+		if err != nil {
+			return 0, err
+		}
+		if !ok {
+			break
+		}
+		lo, hi = hi, 2*hi
+	}
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		ok, err := has(mid - 1)
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo, nil
+}
+
+// taskLogPage reads at most limit (> 0) lines of a task's log from line
+// start (0-based).
+func (c *Client) taskLogPage(ctx context.Context, u UPID, start, limit int) ([]string, error) {
+	var raw []taskLogLine
+	p := "/nodes/" + url.PathEscape(u.Node) + "/tasks/" + url.PathEscape(u.Raw) + "/log?start=" + strconv.Itoa(start) + "&limit=" + strconv.Itoa(limit)
 	if err := c.API().Get(ctx, p, &raw); err != nil {
-		return nil, errors.Wrapf(err, "cannot read the log of task %s", upid)
+		return nil, errors.Wrapf(err, "cannot read the log of task %s", u.Raw)
 	}
 	lines := make([]string, 0, len(raw))
 	for _, l := range raw {

@@ -41,6 +41,7 @@ const (
 	ReasonRebooted           event.Reason = "Rebooted"
 	ReasonShuttingDown       event.Reason = "ShuttingDown"
 	ReasonStopping           event.Reason = "Stopping"
+	ReasonForcedStop         event.Reason = "ForcedStop"
 	ReasonDeleting           event.Reason = "Deleting"
 	ReasonDeletionProtection event.Reason = "DeletionProtection"
 )

@@ -126,11 +126,30 @@ func RefreshTask(ctx context.Context, cl TaskReader, rec event.Recorder, obj run
 		return true, nil
 	}
 	last.Status, last.ExitStatus = TaskStopped, ts.ExitStatus
-	if ts.Failed() {
+	switch {
+	case ts.Failed():
 		last.ExitStatus = failureText(ctx, cl, last.UPID, ts.ExitStatus, secrets)
 		rec.Event(obj, event.Warning(ReasonTaskFailed, errors.New(TaskFailedMessage(last))))
+	case last.Type == pve.QEMU.TaskType("shutdown"):
+		reportForcedStop(ctx, cl, rec, obj, last)
 	}
 	return false, nil
+}
+
+// reportForcedStop says with a Warning event when PVE stopped a VM hard at
+// the end of a shutdown task (forceStop after a timeout or a failed
+// powerdown): the task ends OK then, and only its log says so (see
+// pve.ForcedStop). pve-container's forced stop (lxc-stop killing after the
+// timeout) logs nothing, so a container's cannot be told.
+func reportForcedStop(ctx context.Context, cl TaskLogReader, rec event.Recorder, obj runtime.Object, last *v1alpha1.TaskStatus) {
+	log, err := cl.TaskLog(ctx, last.UPID)
+	if err != nil {
+		return // the log only adds to a task that succeeded: without it there is nothing to say
+	}
+	if line := pve.ForcedStop(log); line != "" {
+		rec.Event(obj, event.Warning(ReasonForcedStop, errors.New(
+			"the guest did not shut down gracefully: Proxmox VE stopped it hard (task "+last.Type+" log: "+line+")")))
+	}
 }
 
 // FollowCreateTask makes the clone or create task that Create started (the

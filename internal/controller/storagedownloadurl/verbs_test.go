@@ -488,7 +488,7 @@ func TestDelete(t *testing.T) {
 				}
 				return observed(t, f, cr)
 			},
-			want: verbWant{err: "volume 'local:iso/debian-12.iso' is protected", volume: true},
+			want: verbWant{err: "cannot remove protected volume 'iso/debian-12.iso' on 'local'", volume: true},
 		},
 	}
 	for name, tc := range cases {
