@@ -97,7 +97,7 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.VirtualMachineTempl
 	if err != nil {
 		return managed.ExternalObservation{}, err
 	}
-	switch guest.Decide(cr, int(cr.Status.VMID), vmid, vm.status.Lock, pve.Description(cfg)) {
+	switch guest.Decide(e.id.MarkerOf(cr), cr, int(cr.Status.VMID), vmid, vm.status.Lock, pve.Description(cfg)) {
 	case guest.LostRace:
 		return e.id.LostRace(ctx, cr, vmid)
 	case guest.Conflict:
