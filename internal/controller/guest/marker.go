@@ -76,6 +76,7 @@ func ParseMarker(description string) (Marker, bool) {
 	}
 	return Marker{}, false
 }
+
 // WithMarker returns description with every ownership line removed and m
 // appended as its last line; the user's notes above stay as they are.
 func WithMarker(description string, m Marker) string {

@@ -123,7 +123,12 @@ func (id Identity) verdict(ctx context.Context, mg resource.Managed, ownVMID *in
 			return nil, managed.ExternalObservation{ResourceExists: false}, nil
 		}
 		return nil, managed.ExternalObservation{}, errors.Errorf("%s %d does not carry this resource's marker (%q): refusing to manage or recreate it", id.Noun, vmid, id.MarkerOf(mg).String())
-	case Mine, MineNewUID:
+	case MineNewUID:
+		if ok, err := id.MayTakeOver(ctx, mg, f); !ok || err != nil {
+			return nil, managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, err
+		}
+		*ownVMID = int32(vmid) //nolint:gosec // VMIDOf bounds it
+	case Mine:
 		*ownVMID = int32(vmid) //nolint:gosec // VMIDOf bounds it
 	case Imported:
 		// The user's external name is the VMID; the guest is observed like
