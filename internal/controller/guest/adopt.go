@@ -214,8 +214,8 @@ func (id Identity) adoptionPolicy(ctx context.Context) (*v1alpha1.AdoptionPolicy
 }
 
 // adopt stores g's VMID as mg's external name, then records the adoption
-// (after the update, which returns the stored object: status is written by
-// the reconciler at the end of this reconcile).
+// in mg's status, at once too: the reconciler may refresh mg from the API
+// server (persisting an annotation, say) before it writes status.
 func (id Identity) adopt(ctx context.Context, mg resource.Managed, g Marked, status **v1alpha1.AdoptionStatus) error {
 	meta.SetExternalName(mg, strconv.Itoa(g.Ref.VMID))
 	if err := id.Kube.Update(ctx, mg); err != nil {
@@ -226,6 +226,9 @@ func (id Identity) adopt(ctx context.Context, mg resource.Managed, g Marked, sta
 	*status = &v1alpha1.AdoptionStatus{
 		FromCluster: ClusterOf(g.Marker), VMID: int32(g.Ref.VMID), //nolint:gosec // a VMID from PVE's listing
 		PreviousUID: g.Marker.UID, Time: metav1.NewTime(time.Now()),
+	}
+	if err := id.Kube.Status().Update(ctx, mg); err != nil {
+		return errors.Wrap(err, "cannot record the adoption in the resource's status")
 	}
 	id.Record.Event(mg, event.Normal(ReasonAdopted, "adopted "+describe(g)+" instead of creating one"))
 	return nil

@@ -176,6 +176,8 @@ func vmidsOf(t *testing.T, rs map[string]resource.Managed) map[string]int {
 func TestRebuiltClusterAdoptsItsGuests(t *testing.T) {
 	first.env.Require(t)
 	ns := fmt.Sprintf("rebuild-%d", time.Now().UnixNano()%1000000)
+	second.setAdoption(t, "null")
+	t.Cleanup(func() { second.setAdoption(t, "null") })
 
 	pa := first.start(t)
 	first.apply(t, ns)
@@ -203,11 +205,7 @@ func TestRebuiltClusterAdoptsItsGuests(t *testing.T) {
 		t.Fatalf("without the opt-in the second cluster sent creates %v and config writes %v", creates, configs)
 	}
 
-	optIn := fmt.Sprintf(`{"spec":{"adoption":{"fromClusters":[%q]}}}`, first.id)
-	pc := &v1alpha1.ProxmoxConnection{ObjectMeta: metav1.ObjectMeta{Name: connName}}
-	if err := second.kube.Patch(context.Background(), pc, client.RawPatch(types.MergePatchType, []byte(optIn))); err != nil {
-		t.Fatal(err)
-	}
+	second.setAdoption(t, fmt.Sprintf(`{"fromClusters":[%q]}`, first.id))
 	adopted := second.waitAll(t, pb, ns, "every guest resource Ready after the opt-in", isReady)
 	after := vmidsOf(t, adopted)
 	for name, mg := range adopted {
@@ -235,6 +233,17 @@ func TestRebuiltClusterAdoptsItsGuests(t *testing.T) {
 		if !strings.Contains(g.Config["description"], "cluster="+second.id) {
 			t.Errorf("guest %d: marker %q does not name the second cluster", id, g.Config["description"])
 		}
+	}
+}
+
+// setAdoption sets the spec.adoption of c's connection (JSON; "null"
+// removes it).
+func (c *cluster) setAdoption(t *testing.T, policy string) {
+	t.Helper()
+	pc := &v1alpha1.ProxmoxConnection{ObjectMeta: metav1.ObjectMeta{Name: connName}}
+	patch := `{"spec":{"adoption":` + policy + `}}`
+	if err := c.kube.Patch(context.Background(), pc, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+		t.Fatalf("patch the connection's adoption policy to %s: %v", policy, err)
 	}
 }
 
