@@ -39,7 +39,7 @@ import (
 // before Proxmox VE is ever asked to create anything, plus the ownership
 // marker (marker.go) as the last line of the guest's description:
 //
-//	crossplane: <namespace>/<name> uid=<metadata.uid>
+//	crossplane: <namespace>/<name> uid=<metadata.uid> kind=<Kind> cluster=<id>
 //
 // The node is never part of the identity: it is looked up from the VMID on
 // every poll, so a migrated guest is followed, not recreated. The rules are
