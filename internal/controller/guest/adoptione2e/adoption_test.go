@@ -322,3 +322,52 @@ func equal(a, b []int) bool {
 	}
 	return true
 }
+
+// TestTwoLiveClustersKeepTheirGuests runs both management clusters at once
+// with the same names and no opt-in: the second creates nothing and waits,
+// and the first keeps its guest, marker untouched.
+func TestTwoLiveClustersKeepTheirGuests(t *testing.T) {
+	first.env.Require(t)
+	ns := fmt.Sprintf("live-%d", time.Now().UnixNano()%1000000)
+	second.setAdoption(t, "null")
+	pa, pb := first.start(t), second.start(t)
+	vm := manifests(ns)[0]
+	for _, c := range []*cluster{first, second} {
+		if err := c.kube.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := first.kube.Create(context.Background(), vm.DeepCopyObject().(client.Object)); err != nil { //nolint:forcetypeassert // a copy of a client.Object
+		t.Fatal(err)
+	}
+	var mine resource.Managed
+	pa.WaitFor(t, "the first cluster's VM Ready", wait, func() bool {
+		mg, err := first.get(ns, vm.GetName())
+		mine = mg
+		return err == nil && isReady(mg)
+	})
+	vmid := providertest.VMIDOf(t, mine)
+	marker := func() string { g, _ := sim.Guest(vmid); return g.Config["description"] }
+	before := marker()
+	theirs := vm.DeepCopyObject().(client.Object) //nolint:forcetypeassert // a copy of a client.Object
+	if err := second.kube.Create(context.Background(), theirs); err != nil {
+		t.Fatal(err)
+	}
+	// Gone before the providers stop: a later opt-in on the second cluster
+	// must not find it waiting.
+	t.Cleanup(func() { _ = second.kube.Delete(context.Background(), theirs) })
+	pb.WaitFor(t, "the second cluster's VM waiting for the opt-in", wait, func() bool {
+		mg, err := second.get(ns, vm.GetName())
+		return err == nil && waitingForOptIn(mg)
+	})
+	time.Sleep(6 * time.Second) // a poll of both providers
+	if got := providertest.MarkedGuests(sim, ns, vm.GetName()); len(got) != 1 || got[0].VMID != vmid {
+		t.Errorf("guests marked by %s/%s: %v, want only the first cluster's %d", ns, vm.GetName(), viewIDs(got), vmid)
+	}
+	if after := marker(); after != before || !strings.Contains(after, "cluster="+first.id) {
+		t.Errorf("the first cluster's marker changed: %q -> %q", before, after)
+	}
+	if mg, err := first.get(ns, vm.GetName()); err != nil || !isReady(mg) || meta.GetExternalName(mg) != strconv.Itoa(vmid) {
+		t.Errorf("the first cluster's VM: %v, Ready %v, external name %q", err, err == nil && isReady(mg), meta.GetExternalName(mine))
+	}
+}
