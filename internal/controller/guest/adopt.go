@@ -174,12 +174,17 @@ func (id Identity) AdoptExisting(ctx context.Context, mg resource.Managed, t Ado
 // policy and mg's override); waiting, it says so on mg: which guest, whose,
 // and how to adopt it. instead says what mg does not do meanwhile.
 func (id Identity) verdictOn(ctx context.Context, mg resource.Managed, g Marked, instead string) (Adoption, error) {
-	policy, err := id.adoptionPolicy(ctx)
-	if err != nil {
-		return CreateAnew, err
-	}
 	me := id.MarkerOf(mg)
-	verdict := AdoptionVerdict(me, g.Marker, policy, mg.GetAnnotations()[v1alpha1.AnnotationAdopt])
+	override := mg.GetAnnotations()[v1alpha1.AnnotationAdopt]
+	verdict := AdoptionVerdict(me, g.Marker, nil, override)
+	if verdict == WaitForOptIn {
+		// Only then does the connection's policy matter.
+		policy, err := id.adoptionPolicy(ctx)
+		if err != nil {
+			return CreateAnew, err
+		}
+		verdict = AdoptionVerdict(me, g.Marker, policy, override)
+	}
 	if verdict == WaitForOptIn {
 		msg := "found " + describe(g) + "; " + instead + ". It belongs to management cluster " + ClusterOf(g.Marker) + " (this one: " + ClusterOf(me) + "). To adopt it, add " + strconv.Quote(ClusterOf(g.Marker)) + " to spec.adoption.fromClusters of ProxmoxConnection " + id.Connection + ", or annotate this resource " + v1alpha1.AnnotationAdopt + "=true; to create a new " + id.Noun + " beside it, annotate " + v1alpha1.AnnotationAdopt + "=false and remove the external name"
 		mg.SetConditions(adoptionRequired(msg))
