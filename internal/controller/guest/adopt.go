@@ -53,11 +53,11 @@ const ReasonAdoptionRequired event.Reason = "AdoptionRequired"
 type Adoption int
 
 const (
-	// CreateAnew: adopt nothing, create a guest (the override says so).
+	// CreateAnew adopts nothing: a guest is created (the override says so).
 	CreateAnew Adoption = iota
 	// Adopt the guest.
 	Adopt
-	// WaitForOptIn: create nothing; the guest is another management
+	// WaitForOptIn creates nothing: the guest is another management
 	// cluster's, and no opt-in lets us take it.
 	WaitForOptIn
 )

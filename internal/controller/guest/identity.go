@@ -70,14 +70,6 @@ func MarkerOf(o metav1.Object) Marker {
 	return Marker{Namespace: o.GetNamespace(), Name: o.GetName(), UID: string(o.GetUID())}
 }
 
-// MarkerOf is the marker a guest of o gets: o's namespace, name and UID,
-// the identity's kind and this management cluster.
-func (id Identity) MarkerOf(o metav1.Object) Marker {
-	m := MarkerOf(o)
-	m.Kind, m.Cluster = id.Kind, id.Cluster
-	return m
-}
-
 // UserSetExternalName reports whether the external name came from a user:
 // we only ever write it inside Create, after the reconciler wrote the
 // create-pending annotation.
@@ -157,6 +149,14 @@ type Identity struct {
 	// Kind is the resource kind ("VirtualMachine"), Cluster this
 	// management cluster's identity: both go into the markers we write.
 	Kind, Cluster string
+}
+
+// MarkerOf is the marker a guest of o gets: o's namespace, name and UID,
+// the identity's kind and this management cluster.
+func (id Identity) MarkerOf(o metav1.Object) Marker {
+	m := MarkerOf(o)
+	m.Kind, m.Cluster = id.Kind, id.Cluster
+	return m
 }
 
 // Claim returns the resource's VMID, picking one and storing it on the

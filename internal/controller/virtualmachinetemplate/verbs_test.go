@@ -18,6 +18,7 @@ package virtualmachinetemplate
 
 import (
 	"context"
+	"net/http"
 	"strconv"
 	"strings"
 	"testing"
@@ -515,7 +516,7 @@ func TestReappliedTemplateAdoptsItsTemplate(t *testing.T) {
 		t.Errorf("status.adoption %+v", a)
 	}
 	for _, r := range f.sim.RequestLog() {
-		if r.Method != "GET" {
+		if r.Method != http.MethodGet {
 			t.Errorf("adopting sent %s %s", r.Method, r.Path)
 		}
 	}

@@ -50,7 +50,7 @@ var guestResources = []string{"vm-0", "vm-1", "vm-2", "ct", "set-0", "set-1", "s
 func manifests(ns string) []client.Object {
 	conn := v1alpha1.ResourceSpec{ConnectionRef: &v1alpha1.ConnectionReference{Name: connName}}
 	hw := v1alpha1.VirtualMachineHardware{Cores: 1, Memory: 1024}
-	var out []client.Object
+	out := make([]client.Object, 0, 5)
 	for i := range 3 {
 		name := "vm-" + strconv.Itoa(i)
 		out = append(out, &v1alpha1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: v1alpha1.VirtualMachineSpec{
@@ -58,15 +58,13 @@ func manifests(ns string) []client.Object {
 			Template: &v1alpha1.VirtualMachineCloneSpec{Name: vmTemplate, VirtualMachineHardware: hw},
 		}})
 	}
-	out = append(out, &v1alpha1.Container{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ct"}, Spec: v1alpha1.ContainerSpec{
+	return append(out, &v1alpha1.Container{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ct"}, Spec: v1alpha1.ContainerSpec{
 		ResourceSpec: conn, Name: "ct", NodeName: node,
 		Template: &v1alpha1.ContainerTemplate{Name: ctTemplate, Cores: 1, Memory: 512},
-	}})
-	out = append(out, &v1alpha1.VirtualMachineSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "set"}, Spec: v1alpha1.VirtualMachineSetSpec{
+	}}, &v1alpha1.VirtualMachineSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "set"}, Spec: v1alpha1.VirtualMachineSetSpec{
 		Replicas: 3, NodeName: node, ConnectionRef: &v1alpha1.ConnectionReference{Name: connName},
 		Template: v1alpha1.VirtualMachineCloneSpec{Name: vmTemplate, VirtualMachineHardware: hw},
 	}})
-	return out
 }
 
 // apply creates ns and the manifests in c.

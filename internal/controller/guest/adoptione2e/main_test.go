@@ -90,13 +90,16 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	for i, c := range []**cluster{&first, &second} {
-		if *c, err = startCluster(filepath.Join(dir, fmt.Sprintf("kubeconfig-%d", i))); err != nil {
-			fmt.Fprintln(os.Stderr, "cluster:", err)
-			return 1
-		}
-		defer func(c *cluster) { _ = c.env.Stop() }(*c)
+	if first, err = startCluster(filepath.Join(dir, "kubeconfig-first")); err != nil {
+		fmt.Fprintln(os.Stderr, "first cluster:", err)
+		return 1
 	}
+	defer func() { _ = first.env.Stop() }()
+	if second, err = startCluster(filepath.Join(dir, "kubeconfig-second")); err != nil {
+		fmt.Fprintln(os.Stderr, "second cluster:", err)
+		return 1
+	}
+	defer func() { _ = second.env.Stop() }()
 	return m.Run()
 }
 
