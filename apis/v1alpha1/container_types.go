@@ -354,6 +354,12 @@ type ContainerStatus struct {
 	// +optional
 	LastTask *TaskStatus `json:"lastTask,omitempty"`
 
+	// Adoption records that this resource adopted an existing guest
+	// (one marked by the same kind, namespace and name) instead of creating
+	// one.
+	// +optional
+	Adoption *AdoptionStatus `json:"adoption,omitempty"`
+
 	// Source is what the container was created from.
 	// +optional
 	Source *ContainerSource `json:"source,omitempty"`

@@ -146,6 +146,13 @@ type ProxmoxConnectionSpec struct {
 	// +kubebuilder:validation:Maximum=64
 	// +optional
 	MaxConcurrentRequests int32 `json:"maxConcurrentRequests,omitempty"`
+
+	// Adoption lets resources of another management cluster's guests adopt
+	// them: a rebuilt management cluster takes over its predecessor's guests
+	// instead of creating them again. Unset: only guests marked by this
+	// management cluster are adopted.
+	// +optional
+	Adoption *AdoptionPolicy `json:"adoption,omitempty"`
 }
 
 // SecretRefs lists every Secret key this connection reads, in a stable order

@@ -542,6 +542,12 @@ type VirtualMachineStatus struct {
 	// +optional
 	LastTask *TaskStatus `json:"lastTask,omitempty"`
 
+	// Adoption records that this resource adopted an existing guest
+	// (one marked by the same kind, namespace and name) instead of creating
+	// one.
+	// +optional
+	Adoption *AdoptionStatus `json:"adoption,omitempty"`
+
 	// CloudInitPasswordApplied records which password version was last
 	// written.
 	// +optional

@@ -163,6 +163,12 @@ type VirtualMachineTemplateStatus struct {
 	// LastTask is the last Proxmox VE task started for this template.
 	// +optional
 	LastTask *TaskStatus `json:"lastTask,omitempty"`
+
+	// Adoption records that this resource adopted an existing guest
+	// (one marked by the same kind, namespace and name) instead of creating
+	// one.
+	// +optional
+	Adoption *AdoptionStatus `json:"adoption,omitempty"`
 }
 
 // +kubebuilder:object:root=true

@@ -49,6 +49,7 @@ type flags struct {
 	enableManagementPolicies bool
 	metricsBindAddress       string
 	healthProbeBindAddress   string
+	clusterID                string
 }
 
 func parseFlags(args []string) (flags, error) {
@@ -67,6 +68,7 @@ func parseFlags(args []string) (flags, error) {
 	app.Flag("enable-management-policies", "Enable support for management policies.").Default("true").Envar("ENABLE_MANAGEMENT_POLICIES").BoolVar(&f.enableManagementPolicies)
 	app.Flag("metrics-bind-address", "Address the Prometheus metrics endpoint binds to; 0 disables it.").Default(":8080").StringVar(&f.metricsBindAddress)
 	app.Flag("health-probe-bind-address", "Address the health probe endpoints bind to.").Default(":8081").StringVar(&f.healthProbeBindAddress)
+	app.Flag("cluster-id", "Identity of this management cluster in the markers of the guests it creates; default: the UID of the kube-system namespace when the provider may read it.").StringVar(&f.clusterID)
 	_, err := app.Parse(args)
 	return f, err
 }
@@ -125,6 +127,7 @@ func run(args []string) error {
 		EnableManagementPolicies: f.enableManagementPolicies,
 		MetricsBindAddress:       f.metricsBindAddress,
 		HealthProbeBindAddress:   f.healthProbeBindAddress,
+		ClusterID:                f.clusterID,
 	})
 	if err != nil {
 		return err

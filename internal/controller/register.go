@@ -30,6 +30,7 @@ import (
 	"github.com/kubemox/provider-proxmox/internal/controller/container"
 	"github.com/kubemox/provider-proxmox/internal/controller/customcertificate"
 	"github.com/kubemox/provider-proxmox/internal/controller/gated"
+	"github.com/kubemox/provider-proxmox/internal/controller/guest"
 	"github.com/kubemox/provider-proxmox/internal/controller/guestimport"
 	"github.com/kubemox/provider-proxmox/internal/controller/secrets"
 	"github.com/kubemox/provider-proxmox/internal/controller/snapshotpolicy"
@@ -50,8 +51,9 @@ import (
 // VM and a container the same free VMID at once.
 //
 // They also share one watch of Secret metadata (see secrets.Watch), which
-// runs from the start, CRDs or not.
-func SetupGated(mgr ctrl.Manager, o controller.Options, clients *pve.Cache, setups *gated.Setups) error {
+// runs from the start, CRDs or not, and cluster, this management cluster's
+// identity in the markers of the guests they create (guest.ClusterIdentity).
+func SetupGated(mgr ctrl.Manager, o controller.Options, clients *pve.Cache, setups *gated.Setups, cluster string) error {
 	lw, err := secrets.MetadataListWatch(mgr.GetConfig())
 	if err != nil {
 		return err
@@ -60,12 +62,12 @@ func SetupGated(mgr ctrl.Manager, o controller.Options, clients *pve.Cache, setu
 	if err := mgr.Add(secretWatch); err != nil {
 		return errors.Wrap(err, "cannot add the Secret watch to the manager")
 	}
-	vmids := pve.NewVMIDAllocator(0)
+	shared := guest.Shared{VMIDs: pve.NewVMIDAllocator(0), Cluster: cluster}
 	// The connection controller counts ProviderConfigUsages as well as
 	// watching connections.
 	setups.Register(v1alpha1.ProxmoxConnectionKind, func() error { return connection.Setup(mgr, o, clients, secretWatch) },
 		v1alpha1.ProxmoxConnectionGroupVersionKind, v1alpha1.ProviderConfigUsageGroupVersionKind)
-	setups.Register(v1alpha1.VirtualMachineKind, func() error { return virtualmachine.Setup(mgr, o, clients, vmids, secretWatch) },
+	setups.Register(v1alpha1.VirtualMachineKind, func() error { return virtualmachine.Setup(mgr, o, clients, shared, secretWatch) },
 		v1alpha1.VirtualMachineGroupVersionKind)
 	setups.Register(v1alpha1.CustomCertificateKind, func() error { return customcertificate.Setup(mgr, o, clients, secretWatch) },
 		v1alpha1.CustomCertificateGroupVersionKind)
@@ -74,7 +76,7 @@ func SetupGated(mgr ctrl.Manager, o controller.Options, clients *pve.Cache, setu
 	// GuestImport indexes VirtualMachines and Containers by the guest they name.
 	setups.Register(v1alpha1.GuestImportKind, func() error { return guestimport.Setup(mgr, o, clients) },
 		v1alpha1.GuestImportGroupVersionKind, v1alpha1.VirtualMachineGroupVersionKind, v1alpha1.ContainerGroupVersionKind)
-	setups.Register(v1alpha1.ContainerKind, func() error { return container.Setup(mgr, o, clients, vmids) },
+	setups.Register(v1alpha1.ContainerKind, func() error { return container.Setup(mgr, o, clients, shared) },
 		v1alpha1.ContainerGroupVersionKind)
 	// A snapshot reads the VirtualMachine it names.
 	setups.Register(v1alpha1.VirtualMachineSnapshotKind, func() error { return virtualmachinesnapshot.Setup(mgr, o, clients) },
@@ -85,7 +87,7 @@ func SetupGated(mgr ctrl.Manager, o controller.Options, clients *pve.Cache, setu
 	setups.Register(v1alpha1.StorageDownloadURLKind, func() error { return storagedownloadurl.Setup(mgr, o, clients) },
 		v1alpha1.StorageDownloadURLGroupVersionKind)
 	// A template owns the StorageDownloadURL of its image.
-	setups.Register(v1alpha1.VirtualMachineTemplateKind, func() error { return virtualmachinetemplate.Setup(mgr, o, clients, vmids) },
+	setups.Register(v1alpha1.VirtualMachineTemplateKind, func() error { return virtualmachinetemplate.Setup(mgr, o, clients, shared) },
 		v1alpha1.VirtualMachineTemplateGroupVersionKind, v1alpha1.StorageDownloadURLGroupVersionKind)
 	return nil
 }

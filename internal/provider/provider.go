@@ -20,6 +20,7 @@ limitations under the License.
 package provider
 
 import (
+	"context"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -53,6 +54,7 @@ import (
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 	pxcontroller "github.com/kubemox/provider-proxmox/internal/controller"
 	"github.com/kubemox/provider-proxmox/internal/controller/gated"
+	"github.com/kubemox/provider-proxmox/internal/controller/guest"
 	pxmetrics "github.com/kubemox/provider-proxmox/internal/metrics"
 )
 
@@ -104,6 +106,11 @@ type Options struct {
 	MetricsBindAddress string
 	// HealthProbeBindAddress serves /healthz and /readyz; "" disables it.
 	HealthProbeBindAddress string
+
+	// ClusterID identifies this management cluster in the markers of the
+	// guests it creates; empty: the kube-system namespace's UID, when the
+	// provider may read it (guest.ClusterIdentity).
+	ClusterID string
 }
 
 func (o *Options) defaults() {
@@ -197,7 +204,11 @@ func New(cfg *rest.Config, o Options) (*Provider, error) {
 		return nil, errors.Wrap(err, errRegisterProxmox)
 	}
 	clients := pve.NewCache(pve.WithMetrics(pm), pve.WithFence(fence))
-	if err := pxcontroller.SetupGated(mgr, co, clients, setups); err != nil {
+	cluster, err := clusterIdentity(mgr, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := pxcontroller.SetupGated(mgr, co, clients, setups, cluster); err != nil {
 		return nil, err
 	}
 	return &Provider{Manager: mgr, Clients: clients, Controllers: setups}, nil
@@ -285,4 +296,24 @@ func registerMetrics(c prometheus.Collector) error {
 		return nil
 	}
 	return err
+}
+
+// clusterIDTimeout bounds reading the cluster identity at start.
+const clusterIDTimeout = 30 * time.Second
+
+// clusterIdentity is this management cluster's identity in markers, read
+// once at start (guest.ClusterIdentity); it says in the log which one.
+func clusterIdentity(mgr ctrl.Manager, o Options) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), clusterIDTimeout)
+	defer cancel()
+	id, err := guest.ClusterIdentity(ctx, mgr.GetAPIReader(), o.ClusterID)
+	if err != nil {
+		return "", err
+	}
+	if id == "" {
+		o.Logger.Info("No management cluster identity: set --cluster-id, or let the provider get the kube-system namespace. Markers name no cluster, so a guest whose resource was orphaned and applied again is adopted only with the ProxmoxConnection's adoption opt-in")
+		return "", nil
+	}
+	o.Logger.Info("Management cluster identity", "cluster-id", id)
+	return id, nil
 }

@@ -100,7 +100,32 @@ func proxmoxConnectionCases() map[string]admissionCase {
   secret: x
 `)},
 
+		"AdoptionFromClusters": {manifest: pxc(`
+  endpoint: pve.example.com
+  tokenID: root@pam!kubemox
+  secret: x
+  adoption: {fromClusters: [0d451aff-67dc-4e3c-bfdc-c49c6bb7e9dc, unknown]}
+`)},
+		"AdoptionAnyCluster": {manifest: pxc(`
+  endpoint: pve.example.com
+  tokenID: root@pam!kubemox
+  secret: x
+  adoption: {anyCluster: true}
+`)},
+
 		// Rejected: each message names the fields to change.
+		"AdoptionBoth": {manifest: pxc(`
+  endpoint: pve.example.com
+  tokenID: root@pam!kubemox
+  secret: x
+  adoption: {anyCluster: true, fromClusters: [a]}
+`), wantErr: []string{"adoption: set anyCluster or list fromClusters, not both"}},
+		"AdoptionBadClusterID": {manifest: pxc(`
+  endpoint: pve.example.com
+  tokenID: root@pam!kubemox
+  secret: x
+  adoption: {fromClusters: ["has space"]}
+`), wantErr: []string{"fromClusters"}},
 		"PasswordAndPasswordFrom": {manifest: pxc(`
   endpoint: pve.example.com
   username: root@pam

@@ -58,7 +58,7 @@ func (e *external) Create(ctx context.Context, cr *v1alpha1.Container) (managed.
 
 // startCreate clones the template or creates from the archive at vmid.
 func (e *external) startCreate(ctx context.Context, cr *v1alpha1.Container, want desired, vmid int) (string, error) {
-	description := guest.WithMarker("", guest.MarkerOf(cr))
+	description := guest.WithMarker("", e.identity().MarkerOf(cr))
 	if want.Clone == "" {
 		c := want.Create
 		c.Description = description

@@ -74,7 +74,8 @@ func (o *observation) converged() bool {
 // Observe implements managed.TypedExternalClient.
 func (e *external) Observe(ctx context.Context, cr *v1alpha1.Container) (managed.ExternalObservation, error) {
 	e.obs = &observation{}
-	t := guest.Tracked{VMID: &cr.Status.VMID, LastTask: &cr.Status.LastTask, LastNode: cr.Status.Status.Node, SpecNode: cr.Spec.NodeName, Protected: cr.Spec.DeletionProtection}
+	t := guest.Tracked{VMID: &cr.Status.VMID, LastTask: &cr.Status.LastTask, LastNode: cr.Status.Status.Node, SpecNode: cr.Spec.NodeName, Protected: cr.Spec.DeletionProtection,
+		Adopt: &guest.AdoptTarget{Name: cr.Spec.Name, Status: &cr.Status.Adoption}}
 	return e.observer().Observe(ctx, cr, t, &e.obs.Observation, func(row *pve.Resource) (managed.ExternalObservation, error) {
 		return e.observeOwned(ctx, cr, e.obs, row)
 	})

@@ -31,11 +31,11 @@ import (
 func ControllerName() string { return guest.ControllerName(v1alpha1.ContainerGroupVersionKind) }
 
 // Setup adds the Container controller to mgr, taking Proxmox clients from
-// clients and new VMIDs from vmids, the allocator every guest kind shares.
-func Setup(mgr ctrl.Manager, o controller.Options, clients *pve.Cache, vmids *pve.VMIDAllocator) error {
+// clients and new VMIDs from the allocator every guest kind shares (shared).
+func Setup(mgr ctrl.Manager, o controller.Options, clients *pve.Cache, shared guest.Shared) error {
 	recorder := guest.Recorder(mgr, o, ControllerName())
 	c := &connector{
-		Deps:            guest.NewDeps(mgr, o, clients, vmids, recorder),
+		Deps:            guest.NewDeps(mgr, o, clients, shared, v1alpha1.ContainerKind, recorder),
 		secrets:         mgr.GetAPIReader(),
 		interfacesAsked: guest.NewStamps(),
 	}

@@ -89,7 +89,7 @@ func (e *external) applyConfig(ctx context.Context, cr *v1alpha1.Container, o *o
 		set[k] = v
 	}
 	if o.NeedMarker {
-		set["description"] = guest.WithMarker(pve.Description(o.Cfg), guest.MarkerOf(cr))
+		set["description"] = guest.WithMarker(pve.Description(o.Cfg), e.identity().MarkerOf(cr))
 	}
 	if len(set) > 0 || len(o.plan.Delete) > 0 {
 		if err := e.cl.SetGuestConfig(ctx, o.Ref, set, o.plan.Delete); err != nil {

@@ -49,16 +49,31 @@ type Deps struct {
 	SteadyAge time.Duration
 	// Observed is when each resource was last observed.
 	Observed *Stamps
+	// Kind is the resource kind, Cluster this management cluster's
+	// identity: both go into the markers the kind writes.
+	Kind, Cluster string
 }
 
-// NewDeps returns the Deps of a guest kind's controller in mgr, recording
-// events with record and taking new VMIDs from vmids.
-func NewDeps(mgr ctrl.Manager, o controller.Options, clients *pve.Cache, vmids *pve.VMIDAllocator, record event.Recorder) Deps {
+// Shared is what the controllers of every guest kind in one process share.
+type Shared struct {
+	// VMIDs is the one VMID allocator (QEMU and LXC guests take VMIDs from
+	// one cluster-wide range).
+	VMIDs *pve.VMIDAllocator
+	// Cluster identifies this management cluster in markers (see
+	// ClusterIdentity).
+	Cluster string
+}
+
+// NewDeps returns the Deps of the controller of kind in mgr, recording
+// events with record and taking new VMIDs from shared's allocator.
+func NewDeps(mgr ctrl.Manager, o controller.Options, clients *pve.Cache, shared Shared, kind string, record event.Recorder) Deps {
 	return Deps{
 		Kube:      mgr.GetClient(),
 		Usage:     resource.NewProviderConfigUsageTracker(mgr.GetClient(), &v1alpha1.ProviderConfigUsage{}),
 		Clients:   clients,
-		VMIDs:     vmids,
+		VMIDs:     shared.VMIDs,
+		Kind:      kind,
+		Cluster:   shared.Cluster,
 		Record:    record,
 		SteadyAge: PollIntervalOf(o),
 		Observed:  NewStamps(),
@@ -75,7 +90,7 @@ func (d *Deps) Connect(ctx context.Context, mg resource.ModernManaged) (*pve.Cli
 // claims and gives up the VMIDs of guests of type t (called noun in
 // messages).
 func (d *Deps) Identity(cl Proxmox, connection string, t pve.GuestType, noun string) Identity {
-	return Identity{Kube: d.Kube, Client: cl, Connection: connection, VMIDs: d.VMIDs, Record: d.Record, Type: t, Noun: noun}
+	return Identity{Kube: d.Kube, Client: cl, Connection: connection, VMIDs: d.VMIDs, Record: d.Record, Type: t, Noun: noun, Kind: d.Kind, Cluster: d.Cluster}
 }
 
 // Observer runs the part of Observe every guest kind shares for id; the

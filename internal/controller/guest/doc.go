@@ -21,7 +21,8 @@ limitations under the License.
 // allows and the poll-interval hook (pollclock.go); a guest's identity, its
 // VMID stored before any create plus the ownership marker in its
 // description, with the rules that find, claim and give up a VMID
-// (identity.go, marker.go); connecting to a resource's ProxmoxConnection
+// (identity.go, marker.go), and adopting a marked guest instead of creating
+// one (adopt.go, cluster.go); connecting to a resource's ProxmoxConnection
 // (connect.go); deletion protection and shutdown, stop, destroy
 // (delete.go); the event reasons, the configured-or-drift-corrected report
 // and the connection-detail keys every kind uses (events.go); the Ready

@@ -28,7 +28,7 @@ import (
 
 func FuzzParseMarker(f *testing.F) {
 	for _, s := range []string{
-		"crossplane: default/web uid=1234", "notes\ncrossplane: ns/a.b uid=x\r\n", "crossplane: /x uid=", "\n\n", "crossplane: a/b uid=1\ncrossplane: c/d uid=2",
+		"crossplane: default/web uid=1234", "crossplane: default/web uid=1234 kind=VirtualMachine cluster=0b1c-22", "crossplane: d/w uid=1 cluster=c", "notes\ncrossplane: ns/a.b uid=x\r\n", "crossplane: /x uid=", "\n\n", "crossplane: a/b uid=1\ncrossplane: c/d uid=2",
 	} {
 		f.Add(s)
 	}

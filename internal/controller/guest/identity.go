@@ -39,7 +39,7 @@ import (
 // before Proxmox VE is ever asked to create anything, plus the ownership
 // marker (marker.go) as the last line of the guest's description:
 //
-//	crossplane: <namespace>/<name> uid=<metadata.uid>
+//	crossplane: <namespace>/<name> uid=<metadata.uid> kind=<Kind> cluster=<id>
 //
 // The node is never part of the identity: it is looked up from the VMID on
 // every poll, so a migrated guest is followed, not recreated. The rules are
@@ -64,7 +64,8 @@ const (
 	Conflict
 )
 
-// MarkerOf is the marker naming o.
+// MarkerOf is the marker naming o, without a kind or cluster (see
+// Identity.MarkerOf for the marker a guest is given).
 func MarkerOf(o metav1.Object) Marker {
 	return Marker{Namespace: o.GetNamespace(), Name: o.GetName(), UID: string(o.GetUID())}
 }
@@ -78,13 +79,17 @@ func UserSetExternalName(o metav1.Object) bool {
 }
 
 // Decide applies the ownership rules to the guest at vmid, given its lock
-// and description. ownVMID is the VMID on which this resource once saw its
-// own marker (its status.vmid; 0 if never): that VMID is never given up.
-func Decide(o metav1.Object, ownVMID, vmid int, lock, description string) Ownership {
-	me := MarkerOf(o)
+// and description, for the resource o whose marker is me. ownVMID is the
+// VMID on which this resource once saw its own marker (its status.vmid; 0 if
+// never): that VMID is never given up. A marker naming another management
+// cluster is ours all the same here: the external name already points at
+// this guest (a restore that kept it, or a user's), so no other resource of
+// that cluster is taken from (the cross-cluster rule is for a resource
+// without one, see adopt.go).
+func Decide(me Marker, o metav1.Object, ownVMID, vmid int, lock, description string) Ownership {
 	m, has := ParseMarker(description)
 	switch {
-	case has && m == me:
+	case has && m.SameUID(me):
 		return Mine
 	case has && m.SameObject(me):
 		return MineNewUID
@@ -141,6 +146,17 @@ type Identity struct {
 	Type pve.GuestType
 	// Noun names such a guest in messages ("VM").
 	Noun string
+	// Kind is the resource kind ("VirtualMachine"), Cluster this
+	// management cluster's identity: both go into the markers we write.
+	Kind, Cluster string
+}
+
+// MarkerOf is the marker a guest of o gets: o's namespace, name and UID,
+// the identity's kind and this management cluster.
+func (id Identity) MarkerOf(o metav1.Object) Marker {
+	m := MarkerOf(o)
+	m.Kind, m.Cluster = id.Kind, id.Cluster
+	return m
 }
 
 // Claim returns the resource's VMID, picking one and storing it on the

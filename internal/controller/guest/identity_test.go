@@ -53,7 +53,7 @@ func TestDecide(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if got := Decide(tc.o, tc.ownVMID, 100, tc.lock, tc.description); got != tc.want {
+			if got := Decide(MarkerOf(tc.o), tc.o, tc.ownVMID, 100, tc.lock, tc.description); got != tc.want {
 				t.Errorf("%s\nDecide(...): want %v, got %v", tc.reason, tc.want, got)
 			}
 		})

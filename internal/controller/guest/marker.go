@@ -21,32 +21,57 @@ import (
 	"strings"
 )
 
-// markerRe matches our ownership line in a guest's description. The format
-// is documented in identity.go and is part of the API: changing it orphans every
-// existing guest.
-var markerRe = regexp.MustCompile(`^crossplane: ([a-z0-9]([-a-z0-9]*[a-z0-9])?)/([a-z0-9]([-.a-z0-9]*[a-z0-9])?) uid=(\S+)\s*$`)
+// markerRe matches our ownership line in a guest's description:
+//
+//	crossplane: <namespace>/<name> uid=<uid>[ kind=<Kind>][ cluster=<id>]
+//
+// The kind and cluster fields came later: a marker without them (written
+// before they existed) still parses, and names no kind and no cluster. The
+// format is part of the API (virtualmachine/doc.go, README): changing it
+// orphans every existing guest.
+var markerRe = regexp.MustCompile(`^crossplane: ([a-z0-9]([-a-z0-9]*[a-z0-9])?)/([a-z0-9]([-.a-z0-9]*[a-z0-9])?) uid=(\S+?)(?: kind=([A-Za-z][A-Za-z0-9]*))?(?: cluster=([-A-Za-z0-9_.:]+))?\s*$`)
 
-// Marker identifies the Kubernetes object that owns a guest.
+// Marker identifies the Kubernetes object that owns a guest: its kind,
+// namespace, name and UID, and the management cluster it lives in.
 type Marker struct {
 	Namespace string
 	Name      string
 	UID       string
+	// Kind is the resource's kind ("VirtualMachine"); empty in a marker
+	// written before markers named it.
+	Kind string
+	// Cluster identifies the management cluster (ClusterIdentity); empty
+	// when unknown or in a marker written before markers named it.
+	Cluster string
 }
 
 func (m Marker) String() string {
-	return "crossplane: " + m.Namespace + "/" + m.Name + " uid=" + m.UID
+	s := "crossplane: " + m.Namespace + "/" + m.Name + " uid=" + m.UID
+	if m.Kind != "" {
+		s += " kind=" + m.Kind
+	}
+	if m.Cluster != "" {
+		s += " cluster=" + m.Cluster
+	}
+	return s
 }
 
-// SameObject reports whether m names the object key (namespace and name),
-// whatever its UID.
-func (m Marker) SameObject(o Marker) bool { return m.Namespace == o.Namespace && m.Name == o.Name }
+// SameObject reports whether m and o name the same object (namespace and
+// name, and kind when both name one), whatever its UID and cluster.
+func (m Marker) SameObject(o Marker) bool {
+	return m.Namespace == o.Namespace && m.Name == o.Name && (m.Kind == "" || o.Kind == "" || m.Kind == o.Kind)
+}
+
+// SameUID reports whether m and o name the same object with the same UID:
+// UIDs are unique, so the cluster need not be compared.
+func (m Marker) SameUID(o Marker) bool { return m.SameObject(o) && m.UID == o.UID }
 
 // ParseMarker returns the last ownership line of a description.
 func ParseMarker(description string) (Marker, bool) {
 	lines := strings.Split(strings.ReplaceAll(description, "\r\n", "\n"), "\n")
 	for i := len(lines) - 1; i >= 0; i-- {
 		if m := markerRe.FindStringSubmatch(strings.TrimSpace(lines[i])); m != nil {
-			return Marker{Namespace: m[1], Name: m[3], UID: m[5]}, true
+			return Marker{Namespace: m[1], Name: m[3], UID: m[5], Kind: m[6], Cluster: m[7]}, true
 		}
 	}
 	return Marker{}, false

@@ -83,6 +83,9 @@ type Tracked struct {
 	LastNode, SpecNode string
 	// Protected is spec.deletionProtection.
 	Protected bool
+	// Adopt is what a resource without an external name looks for before
+	// it creates anything (adopt.go); nil: it looks for nothing.
+	Adopt *AdoptTarget
 }
 
 // Observer runs the part of Observe every guest kind shares.
@@ -111,9 +114,9 @@ func (ob Observer) Begin(ctx context.Context, mg resource.Managed, t Tracked, o 
 			s.Forget(mg.GetUID())
 		}
 	}
-	name := meta.GetExternalName(mg)
+	name, obs, err := ob.externalName(ctx, mg, t.Adopt)
 	if name == "" {
-		return nil, false, managed.ExternalObservation{ResourceExists: false}, nil
+		return nil, false, obs, err
 	}
 	vmid, ok := VMIDOf(name)
 	if !ok {
@@ -143,6 +146,27 @@ func (ob Observer) Begin(ctx context.Context, mg resource.Managed, t Tracked, o 
 		return nil, false, managed.ExternalObservation{ResourceExists: true}, nil
 	}
 	return found.Row, true, managed.ExternalObservation{}, nil
+}
+
+// externalName is mg's external name; for a resource without one, the VMID
+// of the guest it adopts (AdoptExisting). Without either, obs and err are
+// Observe's answer: absent (Create runs), or existing when mg is to create
+// nothing and wait.
+func (ob Observer) externalName(ctx context.Context, mg resource.Managed, adopt *AdoptTarget) (string, managed.ExternalObservation, error) {
+	name := meta.GetExternalName(mg)
+	if name != "" || adopt == nil || meta.WasDeleted(mg) {
+		return name, managed.ExternalObservation{ResourceExists: false}, nil
+	}
+	adopted, wait, err := ob.AdoptExisting(ctx, mg, *adopt)
+	switch {
+	case err != nil:
+		return "", managed.ExternalObservation{}, err
+	case wait:
+		return "", managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, nil
+	case adopted:
+		return meta.GetExternalName(mg), managed.ExternalObservation{}, nil
+	}
+	return "", managed.ExternalObservation{ResourceExists: false}, nil
 }
 
 // Observe runs Begin, then owned with the guest's listing row when the

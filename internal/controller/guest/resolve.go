@@ -95,7 +95,7 @@ func (id Identity) Resolve(ctx context.Context, mg resource.Managed, ownVMID *in
 // before it, status/current (which always carries the lock) confirms the
 // guest is not our clone or create still in progress.
 func (id Identity) decide(ctx context.Context, mg resource.Managed, ownVMID, vmid int, f *Found) error {
-	f.Own = Decide(mg, ownVMID, vmid, f.Lock, pve.Description(f.Cfg))
+	f.Own = Decide(id.MarkerOf(mg), mg, ownVMID, vmid, f.Lock, pve.Description(f.Cfg))
 	if f.Own != LostRace || f.Lock != "" {
 		return nil
 	}
@@ -104,7 +104,7 @@ func (id Identity) decide(ctx context.Context, mg resource.Managed, ownVMID, vmi
 		return err
 	}
 	f.Lock = st.Lock
-	f.Own = Decide(mg, ownVMID, vmid, f.Lock, pve.Description(f.Cfg))
+	f.Own = Decide(id.MarkerOf(mg), mg, ownVMID, vmid, f.Lock, pve.Description(f.Cfg))
 	return nil
 }
 
@@ -122,8 +122,13 @@ func (id Identity) verdict(ctx context.Context, mg resource.Managed, ownVMID *in
 		if meta.WasDeleted(mg) {
 			return nil, managed.ExternalObservation{ResourceExists: false}, nil
 		}
-		return nil, managed.ExternalObservation{}, errors.Errorf("%s %d does not carry this resource's marker (%q): refusing to manage or recreate it", id.Noun, vmid, MarkerOf(mg).String())
-	case Mine, MineNewUID:
+		return nil, managed.ExternalObservation{}, errors.Errorf("%s %d does not carry this resource's marker (%q): refusing to manage or recreate it", id.Noun, vmid, id.MarkerOf(mg).String())
+	case MineNewUID:
+		if ok, err := id.MayTakeOver(ctx, mg, f); !ok || err != nil {
+			return nil, managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, err
+		}
+		*ownVMID = int32(vmid) //nolint:gosec // VMIDOf bounds it
+	case Mine:
 		*ownVMID = int32(vmid) //nolint:gosec // VMIDOf bounds it
 	case Imported:
 		// The user's external name is the VMID; the guest is observed like

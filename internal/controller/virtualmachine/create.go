@@ -63,7 +63,7 @@ func (e *external) Create(ctx context.Context, cr *v1alpha1.VirtualMachine) (man
 
 // startCreate clones the template or creates from scratch at vmid.
 func (e *external) startCreate(ctx context.Context, cr *v1alpha1.VirtualMachine, want desired, vmid int) (string, error) {
-	description := guest.WithMarker("", guest.MarkerOf(cr))
+	description := guest.WithMarker("", e.identity().MarkerOf(cr))
 	if want.Source == "" {
 		if cr.Spec.Template != nil {
 			e.Record.Event(cr, event.Normal(reasonCreatingFromScratch, "spec.template has no name: creating the VM from scratch with its hardware"))

@@ -32,7 +32,13 @@ limitations under the License.
 // carries a marker as the last line of its description (user notes above it
 // are kept):
 //
-//	crossplane: <namespace>/<name> uid=<metadata.uid>
+//	crossplane: <namespace>/<name> uid=<metadata.uid> kind=<Kind> cluster=<id>
+//
+// kind= and cluster= came later and are optional: a marker without them
+// still parses and names no kind and no cluster. The cluster identity is the
+// provider's --cluster-id, else the UID of the kube-system namespace, else
+// none (Crossplane's default provider RBAC does not grant reading
+// namespaces). The format is part of the API (README, VirtualMachine).
 //
 // The node is never part of the identity: it is looked up from the VMID on
 // every poll (the per-connection /cluster/resources memo), so a migrated
@@ -100,6 +106,25 @@ limitations under the License.
 //     so Create picks again. A resource that once saw its own marker on that
 //     VMID (status.vmid equals it) never drops it: a vanished marker is
 //     reported as an error rather than risking a second guest.
+//
+// # Adopting instead of creating
+//
+// A resource without an external name looks, before it creates, for a guest
+// of its type whose marker names its kind (when the marker names one),
+// namespace and name: candidates are the guests named as the resource names
+// its guest, from the connection's one /cluster/resources view, and only
+// their configuration is read (guest/adopt.go). One found is adopted when
+// its marker names this management cluster (an orphaned resource applied
+// again), or its UID, or the connection's spec.adoption lists its cluster
+// (anyCluster: any), or the resource's proxmox.alperen.cloud/adopt is
+// "true": the VMID is stored as the external name (its own update), the
+// adoption recorded in status.adoption and an Adopted event, and Observe
+// goes on as for MineNewUID, so Update writes the new marker in one config
+// write. Otherwise the resource creates nothing: Ready=False with reason
+// AdoptionRequired names the guest and how to adopt it. "false" never
+// adopts. Several marked guests: nothing is created until the user sets the
+// external name. MineNewUID on a marker of another named cluster is held to
+// the same opt-in, so two live clusters never take a guest from each other.
 //
 // # Async
 //

@@ -34,12 +34,12 @@ func ControllerName() string { return guest.ControllerName(v1alpha1.VirtualMachi
 // Setup adds the VirtualMachine controller to mgr. It takes Proxmox clients
 // from clients and re-observes every VirtualMachine of a connection as soon
 // as that connection's client is replaced (a rotated credential). New VMIDs
-// come from vmids, the allocator every guest kind shares; secretWatch tells
+// come from the allocator every guest kind shares (shared); secretWatch tells
 // when a cloud-init passwordFrom Secret must be read again.
-func Setup(mgr ctrl.Manager, o controller.Options, clients *pve.Cache, vmids *pve.VMIDAllocator, secretWatch *secrets.Watch) error {
+func Setup(mgr ctrl.Manager, o controller.Options, clients *pve.Cache, shared guest.Shared, secretWatch *secrets.Watch) error {
 	recorder := guest.Recorder(mgr, o, ControllerName())
 	c := &connector{
-		Deps:       guest.NewDeps(mgr, o, clients, vmids, recorder),
+		Deps:       guest.NewDeps(mgr, o, clients, shared, v1alpha1.VirtualMachineKind, recorder),
 		secrets:    secrets.NewMemo(secretWatch, mgr.GetAPIReader()),
 		agentAsked: guest.NewStamps(),
 	}

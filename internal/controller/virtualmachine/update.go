@@ -65,7 +65,7 @@ func (e *external) applyConfig(ctx context.Context, cr *v1alpha1.VirtualMachine,
 		set[k] = v
 	}
 	if o.NeedMarker {
-		set["description"] = guest.WithMarker(pve.Description(o.Cfg), guest.MarkerOf(cr))
+		set["description"] = guest.WithMarker(pve.Description(o.Cfg), e.identity().MarkerOf(cr))
 	}
 	if o.needPass {
 		set["cipassword"] = o.want.Password.Value

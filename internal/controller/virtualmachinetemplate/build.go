@@ -114,7 +114,7 @@ func (e *external) createParams(ctx context.Context, cr *v1alpha1.VirtualMachine
 	if ci != nil {
 		spec.CloudInit = guest.CloudInitOf(ci)
 	}
-	params := spec.CreateParams(guest.WithMarker("", guest.MarkerOf(cr)))
+	params := spec.CreateParams(guest.WithMarker("", e.id.MarkerOf(cr)))
 	if ci == nil {
 		return params, nil
 	}

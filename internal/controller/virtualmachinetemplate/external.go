@@ -74,6 +74,17 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.VirtualMachineTempl
 	if guest.KeptByProtection(e.record, cr, cr.Spec.DeletionProtection, "template "+name) {
 		return managed.ExternalObservation{ResourceExists: false}, nil
 	}
+	if name == "" && !meta.WasDeleted(cr) {
+		// A template marked by this resource's namespace and name is
+		// adopted, not built again (guest.AdoptExisting).
+		adopted, wait, err := e.id.AdoptExisting(ctx, cr, guest.AdoptTarget{Name: cr.Spec.Name, Template: true, Status: &cr.Status.Adoption})
+		if err != nil || wait {
+			return managed.ExternalObservation{ResourceExists: wait, ResourceUpToDate: wait}, err
+		}
+		if adopted {
+			name = meta.GetExternalName(cr)
+		}
+	}
 	vmid, ok := guest.VMIDOf(name)
 	if !ok {
 		image, exists, err := e.image(ctx, cr)
@@ -97,7 +108,7 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.VirtualMachineTempl
 	if err != nil {
 		return managed.ExternalObservation{}, err
 	}
-	switch guest.Decide(cr, int(cr.Status.VMID), vmid, vm.status.Lock, pve.Description(cfg)) {
+	switch guest.Decide(e.id.MarkerOf(cr), cr, int(cr.Status.VMID), vmid, vm.status.Lock, pve.Description(cfg)) {
 	case guest.LostRace:
 		return e.id.LostRace(ctx, cr, vmid)
 	case guest.Conflict:

@@ -64,7 +64,7 @@ func newFixture(t *testing.T, opts pvesim.Options) *fixture {
 }
 
 func (f *fixture) external() *external {
-	return newExternal(f.kube, f.kube, f.cl, "default", pve.NewVMIDAllocator(0), f.log)
+	return newExternal(f.kube, f.kube, f.cl, guest.Identity{Kube: f.kube, Client: f.cl, Connection: "default", VMIDs: pve.NewVMIDAllocator(0), Record: f.log, Type: pve.QEMU, Noun: "VM"}, f.log)
 }
 
 func newTemplate(name string) *v1alpha1.VirtualMachineTemplate {

@@ -39,11 +39,11 @@ func ControllerName() string {
 }
 
 // Setup adds the VirtualMachineTemplate controller to mgr, taking Proxmox
-// clients from clients and new VMIDs from vmids, the allocator every guest
-// kind shares.
-func Setup(mgr ctrl.Manager, o controller.Options, clients *pve.Cache, vmids *pve.VMIDAllocator) error {
+// clients from clients and new VMIDs from the allocator every guest kind
+// shares.
+func Setup(mgr ctrl.Manager, o controller.Options, clients *pve.Cache, shared guest.Shared) error {
 	recorder := guest.Recorder(mgr, o, ControllerName())
-	c := &connector{Deps: guest.NewDeps(mgr, o, clients, vmids, recorder), secrets: mgr.GetAPIReader()}
+	c := &connector{Deps: guest.NewDeps(mgr, o, clients, shared, v1alpha1.VirtualMachineTemplateKind, recorder), secrets: mgr.GetAPIReader()}
 	// No initializer: an empty external name means "no VMID picked yet".
 	return guest.SetupManaged(mgr, o, clients, recorder, guest.ManagedKind[*v1alpha1.VirtualMachineTemplate]{
 		GVK: v1alpha1.VirtualMachineTemplateGroupVersionKind, Object: &v1alpha1.VirtualMachineTemplate{}, List: &v1alpha1.VirtualMachineTemplateList{},
@@ -78,15 +78,12 @@ func (c *connector) Connect(ctx context.Context, cr *v1alpha1.VirtualMachineTemp
 	if err != nil {
 		return nil, err
 	}
-	return guest.Explained[*v1alpha1.VirtualMachineTemplate]{TypedExternalClient: newExternal(c.Kube, c.secrets, cl, connection, c.VMIDs, c.Record)}, nil
+	return guest.Explained[*v1alpha1.VirtualMachineTemplate]{TypedExternalClient: newExternal(c.Kube, c.secrets, cl, c.Identity(cl, connection, pve.QEMU, "VM"), c.Record)}, nil
 }
 
 // listingAge bounds the /cluster/resources view used to find the template.
 const listingAge = 5 * time.Second
 
-func newExternal(kube client.Client, secrets client.Reader, cl Proxmox, connection string, vmids *pve.VMIDAllocator, rec event.Recorder) *external {
-	return &external{
-		kube: kube, secrets: secrets, cl: cl, record: rec,
-		id: guest.Identity{Kube: kube, Client: cl, Connection: connection, VMIDs: vmids, Record: rec, Type: pve.QEMU, Noun: "VM"},
-	}
+func newExternal(kube client.Client, secrets client.Reader, cl Proxmox, id guest.Identity, rec event.Recorder) *external {
+	return &external{kube: kube, secrets: secrets, cl: cl, record: rec, id: id}
 }

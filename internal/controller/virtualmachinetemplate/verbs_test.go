@@ -18,6 +18,7 @@ package virtualmachinetemplate
 
 import (
 	"context"
+	"net/http"
 	"strconv"
 	"strings"
 	"testing"
@@ -491,5 +492,38 @@ func TestDeleteRefusedWhileALinkedCloneUsesTheTemplate(t *testing.T) {
 	}
 	if _, ok := f.sim.Guest(seedVMID); ok {
 		t.Error("the template survived")
+	}
+}
+
+// TestReappliedTemplateAdoptsItsTemplate applies a template again (a new
+// UID, no external name) over the template its predecessor built in this
+// management cluster: Observe adopts it, and nothing is built again.
+func TestReappliedTemplateAdoptsItsTemplate(t *testing.T) {
+	f := newFixture(t, pvesim.Options{})
+	id := guest.Identity{Kube: f.kube, Client: f.cl, Connection: "default", VMIDs: pve.NewVMIDAllocator(0), Record: f.log, Type: pve.QEMU, Noun: "VM", Kind: v1alpha1.VirtualMachineTemplateKind, Cluster: "cluster-a"}
+	old := newTemplate("debian-12")
+	if err := f.sim.AddGuest(pvesim.GuestSeed{Node: testNode, VMID: seedVMID, Template: true, Config: map[string]string{
+		"name": old.Spec.Name, "scsi0": "local-lvm:8", "description": guest.WithMarker("", id.MarkerOf(old)),
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	cr := newTemplate("debian-12")
+	cr.UID = "uid-applied-again"
+	cr = f.stored(t, cr)
+	f.sim.ResetCounters()
+	obs, err := newExternal(f.kube, f.kube, f.cl, id, f.log).Observe(context.Background(), cr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if meta.GetExternalName(cr) != strconv.Itoa(seedVMID) || !obs.ResourceExists || cr.Status.Step != v1alpha1.TemplateStepDone {
+		t.Errorf("external name %q, exists %v, step %q: want the template %d adopted, built", meta.GetExternalName(cr), obs.ResourceExists, cr.Status.Step, seedVMID)
+	}
+	if a := cr.Status.Adoption; a == nil || a.VMID != seedVMID || a.FromCluster != "cluster-a" || a.PreviousUID != string(old.UID) {
+		t.Errorf("status.adoption %+v", a)
+	}
+	for _, r := range f.sim.RequestLog() {
+		if r.Method != http.MethodGet {
+			t.Errorf("adopting sent %s %s", r.Method, r.Path)
+		}
 	}
 }
