@@ -260,7 +260,7 @@ func TestCustomCertificateWithGoProxmox(t *testing.T) {
 	certPEM, keyPEM := selfSigned(t)
 	_, otherKey := selfSigned(t)
 	if err := node.UploadCustomCertificate(ctx, &proxmox.CustomCertificate{Certificates: certPEM, Key: otherKey}); err == nil ||
-		!strings.Contains(err.Error(), "do not match") {
+		!strings.Contains(err.Error(), "key does not match the certificate (chain)") {
 		t.Fatalf("mismatched key: %v", err)
 	}
 	if err := node.UploadCustomCertificate(ctx, &proxmox.CustomCertificate{Certificates: certPEM, Key: keyPEM, Restart: true}); err != nil {
@@ -288,7 +288,7 @@ func TestCustomCertificateWithGoProxmox(t *testing.T) {
 		t.Fatalf("info with custom: %v %+v", err, infos)
 	}
 	if err := n2.UploadCustomCertificate(ctx, &proxmox.CustomCertificate{Certificates: certPEM, Key: keyPEM, Restart: true}); err == nil ||
-		!strings.Contains(err.Error(), "'force' is not set") {
+		!strings.Contains(err.Error(), "force flag is not set") {
 		t.Fatalf("second upload without force: %v", err)
 	}
 	// Deleting the files without a restart leaves pveproxy serving what it
