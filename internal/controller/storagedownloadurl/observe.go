@@ -48,6 +48,7 @@ const (
 	ReasonFileConflict   xpv2.ConditionReason = "FileConflict"
 
 	ReasonDownloading event.Reason = "Downloading"
+	ReasonReplacing   event.Reason = "Replacing"
 	ReasonConflict    event.Reason = "FileConflict"
 )
 

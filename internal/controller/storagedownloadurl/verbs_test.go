@@ -18,6 +18,7 @@ package storagedownloadurl
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -166,11 +167,11 @@ func TestObserve(t *testing.T) {
 		"DownloadFailed": {
 			reason: "A failed download is a condition with PVE's message from the task, counted, and waits for its retry.",
 			setup: func(t *testing.T, f *fixture) *v1alpha1.StorageDownloadURL {
-				failDownloads(f, "checksum mismatch: got 'abc' != expected 'def'")
+				failDownloads(f, "checksum mismatch: got 'abc' != expect 'def'")
 				return created(t, f, isoDownload("failed"))
 			},
 			want:     observation{Exists: true, UpToDate: true, State: "failed", Ready: corev1.ConditionFalse, Reason: ReasonDownloadFailed, Failures: 1},
-			readyMsg: "checksum mismatch: got 'abc' != expected 'def'",
+			readyMsg: "checksum mismatch: got 'abc' != expect 'def'",
 			events:   []string{string(guest.ReasonTaskFailed)},
 			check: func(t *testing.T, _ *fixture, cr *v1alpha1.StorageDownloadURL, _ managed.ExternalObservation) {
 				if ra := cr.Status.RetryAfter; ra == nil || time.Until(ra.Time) < 30*time.Second {
@@ -245,6 +246,38 @@ func TestObserve(t *testing.T) {
 			},
 			want:     observation{Exists: true, UpToDate: true, State: "conflict", Ready: corev1.ConditionFalse, Reason: ReasonFileConflict},
 			readyMsg: "already exists with 12345 bytes",
+		},
+		"FileAppearedBeforeTheDownload": {
+			reason: "A file that appeared between Observe and Create fails PVE's download task (refusing to override existing file); " +
+				"Observe then reports the conflict with the file and both sizes, and the file exists for the reconciler: no further download.",
+			setup: func(t *testing.T, f *fixture) *v1alpha1.StorageDownloadURL {
+				if err := f.sim.AddFile(testNode, isoVolID, 12345); err != nil {
+					t.Fatal(err)
+				}
+				return created(t, f, isoDownload("race"))
+			},
+			want:     observation{Exists: true, UpToDate: true, State: "conflict", Ready: corev1.ConditionFalse, Reason: ReasonFileConflict, Failures: 1},
+			readyMsg: fmt.Sprintf("%s already exists with 12345 bytes, but %s has %d", isoVolID, isoURL, pvesim.DownloadSize(isoURL)),
+			events:   []string{string(guest.ReasonTaskFailed)},
+			check: func(t *testing.T, f *fixture, cr *v1alpha1.StorageDownloadURL, _ managed.ExternalObservation) {
+				if lt := cr.Status.LastTask; lt == nil || !strings.Contains(lt.ExitStatus, "refusing to override existing file '/var/lib/vz/template/iso/debian-12.iso'") {
+					t.Errorf("lastTask %+v, want PVE's refusal to override the file", lt)
+				}
+				if vol, _, err := f.cl.StorageVolume(context.Background(), testNode, isoVolID, "iso"); err != nil || vol.Size != 12345 {
+					t.Errorf("file %+v %v, want it untouched", vol, err)
+				}
+			},
+		},
+		"DecompressionRefusedInTheTask": {
+			reason: "PVE judges compression inside the download task: its reason reaches Ready.",
+			setup: func(t *testing.T, f *fixture) *v1alpha1.StorageDownloadURL {
+				cr := isoDownload("decompress")
+				cr.Spec.Content, cr.Spec.Filename, cr.Spec.Compression = "vztmpl", "alpine.tar.gz", "gz"
+				cr.Spec.URL = "https://images.example/alpine.tar.gz"
+				return created(t, f, cr)
+			},
+			want:     observation{Exists: true, UpToDate: true, State: "failed", Ready: corev1.ConditionFalse, Reason: ReasonDownloadFailed, Failures: 1},
+			readyMsg: "decompression not supported for vztmpl",
 		},
 		"ConflictWhenDecompressed": {
 			reason: "The size of a decompressed download cannot be known beforehand: no adoption.",
@@ -423,26 +456,50 @@ func TestCreate(t *testing.T) {
 	}
 }
 
-func TestUpdateDownloadsAgain(t *testing.T) {
+// PVE's download never replaces a file (pve-common download_file_from_url),
+// so a changed url removes the file first and downloads it anew: no
+// download task fails on the file already there.
+func TestUpdateReplacesTheFile(t *testing.T) {
+	ctx := context.Background()
 	f := newFixture(t, pvesim.Options{})
 	cr := observed(t, f, created(t, f, isoDownload("again")))
 	cr.Spec.URL = "https://mirror.example/debian-12-new.iso"
-	if _, err := f.external().Update(context.Background(), cr); err != nil {
+	if _, err := f.external().Update(ctx, cr); err != nil {
 		t.Fatalf("Update: %v", err)
 	}
-	want := &v1alpha1.DownloadSource{URL: cr.Spec.URL}
-	if diff := cmp.Diff(want, cr.Status.Downloading); diff != "" {
-		t.Errorf("status.downloading (-want +got):\n%s", diff)
+	if lt := cr.Status.LastTask; lt == nil || lt.Type != taskDelete || !f.log.Has(string(ReasonReplacing)) {
+		t.Fatalf("after Update: lastTask %+v, events %v; want the imgdel task and a Replacing event", lt, f.log.Reasons())
 	}
-	o, err := f.external().Observe(context.Background(), cr)
-	if err != nil {
+	o, err := f.external().Observe(ctx, cr)
+	if err != nil || o.ResourceExists {
+		t.Fatalf("after the removal: %+v %v, want the file gone so Create downloads it", o, err)
+	}
+	cr = observed(t, f, created(t, f, cr))
+	want := &v1alpha1.DownloadSource{URL: cr.Spec.URL}
+	if diff := cmp.Diff(want, cr.Status.Source); diff != "" {
+		t.Errorf("status.source (-want +got):\n%s", diff)
+	}
+	if cr.Status.Size != pvesim.DownloadSize(cr.Spec.URL) || cr.Status.Failures != 0 || f.log.Has(string(guest.ReasonTaskFailed)) {
+		t.Errorf("size %d (want the new download's %d), failures %d, events %v: want no failed task",
+			cr.Status.Size, pvesim.DownloadSize(cr.Spec.URL), cr.Status.Failures, f.log.Reasons())
+	}
+}
+
+// A protected file cannot be removed, so it cannot be replaced: Update says
+// so before starting a task PVE would fail.
+func TestUpdateRefusesAProtectedFile(t *testing.T) {
+	f := newFixture(t, pvesim.Options{})
+	cr := observed(t, f, created(t, f, isoDownload("protected")))
+	if err := f.sim.ProtectVolume(testNode, isoVolID, true); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(want, cr.Status.Source); diff != "" || !o.ResourceUpToDate {
-		t.Errorf("after the download: up to date %v, status.source (-want +got):\n%s", o.ResourceUpToDate, diff)
+	cr.Spec.URL = "https://mirror.example/debian-12-new.iso"
+	_, err := f.external().Update(context.Background(), cr)
+	if err == nil || !strings.Contains(err.Error(), isoVolID+" is protected in Proxmox VE") {
+		t.Errorf("Update: %v, want the protection named", err)
 	}
-	if cr.Status.Size != pvesim.DownloadSize(cr.Spec.URL) {
-		t.Errorf("size %d, want the new download's %d", cr.Status.Size, pvesim.DownloadSize(cr.Spec.URL))
+	if lt := cr.Status.LastTask; lt == nil || lt.Type != taskDownload {
+		t.Errorf("lastTask %+v, want still the download: no removal started", lt)
 	}
 }
 

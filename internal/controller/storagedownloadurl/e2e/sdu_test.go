@@ -112,7 +112,7 @@ func TestDownloadRedownloadAndDelete(t *testing.T) {
 // a wait; once PVE succeeds the resource becomes Ready.
 func TestFailedDownloadRetried(t *testing.T) {
 	require(t)
-	const msg = "checksum mismatch: got 'aaaa' != expected 'bbbb'"
+	const msg = "checksum mismatch: got 'aaaa' != expect 'bbbb'"
 	h.Sim.SetFaults(pvesim.Faults{Rules: []pvesim.FaultRule{{
 		Method: "POST", PathPattern: "/nodes/*/storage/*/download-url", TaskFailureRate: 1, TaskFailureMessage: msg,
 	}}})
