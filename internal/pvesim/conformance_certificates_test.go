@@ -1,62 +1,16 @@
 package pvesim_test
 
 import (
-	"crypto"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/rsa"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/pem"
-	"math/big"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kubemox/provider-proxmox/internal/pvesim"
+	"github.com/kubemox/provider-proxmox/internal/testcert"
 )
-
-// certWithKey makes a self-signed certificate for pve.example, localhost,
-// 127.0.0.1 and fd00::1 with key, both PEM encoded.
-func certWithKey(t *testing.T, key crypto.Signer) (string, string) {
-	t.Helper()
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: "pve.example"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), DNSNames: []string{"pve.example", "localhost"},
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("fd00::1")}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})),
-		string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kder}))
-}
-
-func ecKey(t *testing.T) crypto.Signer {
-	t.Helper()
-	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
-}
-
-func rsaKey(t *testing.T) crypto.Signer {
-	t.Helper()
-	k, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
-}
 
 func uploadCert(t *testing.T, sim *pvesim.Server, kv ...string) rawResponse {
 	t.Helper()
@@ -89,8 +43,8 @@ func certInfos(t *testing.T, sim *pvesim.Server) map[string]map[string]any {
 // CTX_use_PrivateKey_file refuses the key: "Setting certificate files failed -
 // <pid>: key does not match the certificate (chain) (...)".
 func TestCertificateUploadRefusals(t *testing.T) {
-	crt, key := certWithKey(t, ecKey(t))
-	_, otherKey := certWithKey(t, ecKey(t))
+	crt, key := testcert.Pair(t, testcert.EC(t))
+	_, otherKey := testcert.Pair(t, testcert.EC(t))
 	cases := map[string]struct {
 		reason string
 		// existing uploads crt with key first.
@@ -162,17 +116,17 @@ func TestCertificateUploadRefusals(t *testing.T) {
 // set_cert_files, which then writes none).
 func TestCertificateUploadsPVEAccepts(t *testing.T) {
 	sim := startSim(t, pvesim.Options{})
-	rsaCrt, _ := certWithKey(t, rsaKey(t))
-	_, ecOnly := certWithKey(t, ecKey(t))
+	rsaCrt, _ := testcert.Pair(t, testcert.RSA(t))
+	_, ecOnly := testcert.Pair(t, testcert.EC(t))
 	if res := uploadCert(t, sim, "certificates", rsaCrt, "key", ecOnly); res.Status != http.StatusOK {
 		t.Fatalf("an EC key for an RSA certificate: %d %q, want it accepted as OpenSSL takes it", res.Status, res.message())
 	}
-	key := ecKey(t)
-	crt, keyPEM := certWithKey(t, key)
+	key := testcert.EC(t)
+	crt, keyPEM := testcert.Pair(t, key)
 	if res := uploadCert(t, sim, "certificates", crt, "key", keyPEM, "force", "1"); res.Status != http.StatusOK {
 		t.Fatalf("force over an existing one: %d %q", res.Status, res.message())
 	}
-	renewed, _ := certWithKey(t, key)
+	renewed, _ := testcert.Pair(t, key)
 	if res := uploadCert(t, sim, "certificates", renewed, "force", "1"); res.Status != http.StatusOK {
 		t.Fatalf("a renewal with the key file there: %d %q", res.Status, res.message())
 	}
@@ -189,7 +143,7 @@ func TestCertificateUploadsPVEAccepts(t *testing.T) {
 // groups of unpack("H4"), no "DNS:" prefix.
 func TestCertificateInfoSANIsBareValues(t *testing.T) {
 	sim := startSim(t, pvesim.Options{})
-	crt, key := certWithKey(t, ecKey(t))
+	crt, key := testcert.Pair(t, testcert.EC(t))
 	res := uploadCert(t, sim, "certificates", crt, "key", key)
 	if res.Status != http.StatusOK {
 		t.Fatalf("upload: %d %s", res.Status, res.Text)

@@ -18,18 +18,8 @@ package customcertificate
 
 import (
 	"context"
-	"crypto"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/rsa"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -41,31 +31,12 @@ import (
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 	"github.com/kubemox/provider-proxmox/internal/pvesim"
+	"github.com/kubemox/provider-proxmox/internal/testcert"
 )
 
 func pair(t *testing.T) (string, string) {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pairWith(t, key)
-}
-
-// pairWith makes a self-signed certificate for key, both PEM encoded.
-func pairWith(t *testing.T, key crypto.Signer) (string, string) {
-	t.Helper()
-	tpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: "pve.example"},
-		DNSNames: []string{"pve.example"}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
-	der, err := x509.CreateCertificate(rand.Reader, tpl, tpl, key.Public(), key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})), string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kder}))
+	return testcert.Pair(t, testcert.EC(t))
 }
 
 func newExternal(t *testing.T) (*external, *pvesim.Server) {
@@ -162,13 +133,9 @@ func customFingerprint(t *testing.T, e *external) string {
 // nothing. The provider checks the pair first: nothing is uploaded and the
 // error names the source, never the key.
 func TestKeyNotOfTheCertificateIsNotUploaded(t *testing.T) {
-	rsaKey, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
 	crt, _ := pair(t)
 	_, otherEC := pair(t)
-	rsaCrt, _ := pairWith(t, rsaKey)
+	rsaCrt, _ := testcert.Pair(t, testcert.RSA(t))
 	cases := map[string]struct {
 		reason   string
 		crt, key string
