@@ -103,6 +103,17 @@ func failDownloads(f *fixture, message string) {
 	}}})
 }
 
+// downloadRequests counts the download-url requests the simulator answered.
+func downloadRequests(f *fixture) int {
+	n := 0
+	for endpoint, count := range f.sim.Counters().ByEndpoint {
+		if strings.HasSuffix(endpoint, "/download-url") {
+			n += count
+		}
+	}
+	return n
+}
+
 // observation is what Observe's answer and the status must say.
 type observation struct {
 	Exists, UpToDate bool
@@ -245,7 +256,12 @@ func TestObserve(t *testing.T) {
 				return isoDownload("conflict")
 			},
 			want:     observation{Exists: true, UpToDate: true, State: "conflict", Ready: corev1.ConditionFalse, Reason: ReasonFileConflict},
-			readyMsg: "already exists with 12345 bytes",
+			readyMsg: fmt.Sprintf("%s already exists with 12345 bytes, but %s has %d", isoVolID, isoURL, pvesim.DownloadSize(isoURL)),
+			check: func(t *testing.T, f *fixture, _ *v1alpha1.StorageDownloadURL, _ managed.ExternalObservation) {
+				if n := downloadRequests(f); n != 0 {
+					t.Errorf("%d download-url requests, want none: PVE would fail the task on the file there", n)
+				}
+			},
 		},
 		"FileAppearedBeforeTheDownload": {
 			reason: "A file that appeared between Observe and Create fails PVE's download task (refusing to override existing file); " +
@@ -265,6 +281,9 @@ func TestObserve(t *testing.T) {
 				}
 				if vol, _, err := f.cl.StorageVolume(context.Background(), testNode, isoVolID, "iso"); err != nil || vol.Size != 12345 {
 					t.Errorf("file %+v %v, want it untouched", vol, err)
+				}
+				if n := downloadRequests(f); n != 1 {
+					t.Errorf("%d download-url requests, want the one Create sent", n)
 				}
 			},
 		},
