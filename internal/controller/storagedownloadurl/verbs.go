@@ -60,18 +60,15 @@ func (e *external) Create(ctx context.Context, cr *v1alpha1.StorageDownloadURL) 
 // it came from. Proxmox VE's download never replaces a file (pve-common's
 // download_file_from_url refuses to override one, and with a checksum only
 // checks the file there), so the file is removed first; Observe then finds
-// it gone and Create downloads it anew.
+// it gone and Create downloads it anew. Update follows the Observe of the
+// same reconcile, which read the file.
 func (e *external) Update(ctx context.Context, cr *v1alpha1.StorageDownloadURL) (managed.ExternalUpdate, error) {
 	volid := volumeOf(cr)
-	vol, found, err := e.cl.StorageVolume(ctx, cr.Spec.Node, volid, contentOf(volid))
-	if err != nil {
-		return managed.ExternalUpdate{}, err
-	}
-	if found && vol.Protected {
+	if e.stored.Protected {
 		// PVE would refuse the removal in a failed task, again on every retry.
 		return managed.ExternalUpdate{}, errors.Errorf("%s is protected in Proxmox VE: it cannot be replaced by the download of %s until it is unprotected", volid, cr.Spec.URL)
 	}
-	reason := "the url or checksum changed: removing " + volumeOf(cr) + " to download " + cr.Spec.URL + " in its place"
+	reason := "the url or checksum changed: removing " + volid + " to download " + cr.Spec.URL + " in its place"
 	return managed.ExternalUpdate{}, e.remove(ctx, cr, ReasonReplacing, reason)
 }
 

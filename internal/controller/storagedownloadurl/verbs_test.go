@@ -513,7 +513,11 @@ func TestUpdateRefusesAProtectedFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	cr.Spec.URL = "https://mirror.example/debian-12-new.iso"
-	_, err := f.external().Update(context.Background(), cr)
+	e := f.external()
+	if o, err := e.Observe(context.Background(), cr); err != nil || o.ResourceUpToDate {
+		t.Fatalf("Observe: %+v %v, want the file out of date", o, err)
+	}
+	_, err := e.Update(context.Background(), cr)
 	if err == nil || !strings.Contains(err.Error(), isoVolID+" is protected in Proxmox VE") {
 		t.Errorf("Update: %v, want the protection named", err)
 	}
