@@ -37,7 +37,7 @@ var (
 	// rePEMString is the pem-string format: one PEM block of any label.
 	rePEMString = regexp.MustCompile(`^(?:` + pemRE(`.*?`) + `)\n?$`)
 	// reLeadingText is what strip_leading_text removes: all before the first header.
-	reLeadingText = regexp.MustCompile(`(?s)^.*?(-----BEGIN .*?-----)`)
+	reLeadingText = regexp.MustCompile(`(?s)^.*?(-{5}BEGIN .*?-{5})`)
 )
 
 func stripLeadingText(s string) string { return reLeadingText.ReplaceAllString(s, "$1") }
