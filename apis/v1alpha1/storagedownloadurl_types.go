@@ -76,7 +76,9 @@ type DownloadParameters struct {
 	ChecksumAlgorithm string `json:"checksumAlgorithm,omitempty"`
 
 	// Compression decompresses an ISO download with this algorithm (gz,
-	// lzo, zst, bz2).
+	// lzo, zst, bz2: the ones Proxmox VE knows; it checks the value only
+	// inside its download task, so another one is refused here).
+	// +kubebuilder:validation:Enum=gz;lzo;zst;bz2
 	// +kubebuilder:validation:MaxLength=16
 	// +optional
 	Compression string `json:"compression,omitempty"`

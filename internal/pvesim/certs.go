@@ -1,6 +1,7 @@
 package pvesim
 
 import (
+	"crypto"
 	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/rsa"
@@ -14,9 +15,10 @@ import (
 	"sync"
 )
 
-// Node certificates: GET info, POST/DELETE custom. An uploaded certificate with key is
-// really served (after "restart", which pveproxy does at once here), so a client can
-// pin or verify it; DELETE goes back to the simulator's own certificate.
+// Node certificates: GET info, POST/DELETE custom (pve-manager API2/Certificates.pm info,
+// upload_custom_cert, remove_custom_cert; CertHelpers.pm set_cert_files). An uploaded
+// certificate with key is really served (after "restart", which pveproxy does at once
+// here), so a client can pin or verify it; DELETE goes back to the simulator's own.
 
 func registerCertRoutes(r *router) {
 	base := "/nodes/{node}/certificates"
@@ -93,18 +95,11 @@ func certInfo(filename string, c *x509.Certificate) map[string]any {
 	for i, b := range sum {
 		fp[i] = fmt.Sprintf("%02X", b)
 	}
-	san := make([]string, 0, len(c.DNSNames)+len(c.IPAddresses))
-	for _, d := range c.DNSNames {
-		san = append(san, "DNS:"+d)
-	}
-	for _, ip := range c.IPAddresses {
-		san = append(san, "IP Address:"+ip.String())
-	}
 	keyType, bits := publicKeyInfo(c)
 	return map[string]any{
 		"filename": filename, "fingerprint": strings.Join(fp, ":"), "issuer": "/" + strings.ReplaceAll(c.Issuer.String(), ",", "/"),
 		"subject": "/" + strings.ReplaceAll(c.Subject.String(), ",", "/"), "notbefore": c.NotBefore.Unix(), "notafter": c.NotAfter.Unix(),
-		"pem": string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: c.Raw})), "san": san,
+		"pem": string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: c.Raw})), "san": sanEntries(c),
 		"public-key-type": keyType, "public-key-bits": bits,
 	}
 }
@@ -121,59 +116,46 @@ func publicKeyInfo(c *x509.Certificate) (string, int) {
 	return "unknown", 0
 }
 
-// parseCertChain is the pem-certificate-chain format check plus PVE's certificate parsing.
-func parseCertChain(text string) ([]*x509.Certificate, error) {
-	var certs []*x509.Certificate
-	rest := []byte(strings.TrimSpace(text))
-	for len(rest) > 0 {
-		var block *pem.Block
-		block, rest = pem.Decode(rest)
-		if block == nil || block.Type != "CERTIFICATE" {
-			return nil, errParam("certificates", "invalid format - Malformed PEM certificate chain")
-		}
-		c, err := x509.ParseCertificate(block.Bytes)
-		if err != nil {
-			return nil, errInternal("unable to parse certificate - %s", err.Error())
-		}
-		certs = append(certs, c)
-		rest = []byte(strings.TrimSpace(string(rest)))
-	}
-	if len(certs) == 0 {
-		return nil, errParam("certificates", "invalid format - Malformed PEM certificate chain")
-	}
-	return certs, nil
-}
-
 func handleCertUpload(s *Server, r *request) (any, error) {
 	if err := s.checkNodeLocked(r.node()); err != nil {
 		return nil, err
 	}
-	certs, err := parseCertChain(r.str("certificates"))
-	if err != nil {
+	if err := checkCertUploadFormats(r); err != nil {
 		return nil, err
 	}
-	existing := s.custom.get(r.node())
-	if !r.has("key") {
-		if existing == nil {
-			return nil, errInternal("Attempted to upload custom certificate without (existing) key.")
+	node := r.node()
+	existing := s.custom.get(node)
+	var key crypto.PrivateKey
+	if r.str("key") == "" {
+		if existing == nil || existing.PrivateKey == nil {
+			return nil, errParam("key", "Attempted to upload custom certificate without (existing) key.")
 		}
-		return nil, errInternal("Custom certificate exists but 'force' is not set.")
-	}
-	if !strings.Contains(r.str("key"), "PRIVATE KEY-----") {
-		return nil, errParam("key", "invalid format - Malformed PEM key")
-	}
-	pair, err := tls.X509KeyPair([]byte(r.str("certificates")), []byte(r.str("key")))
-	if err != nil {
-		return nil, errInternal("Certificate and key do not match - %s", err.Error())
+		key = existing.PrivateKey
 	}
 	if existing != nil && !r.bool("force") {
-		return nil, errInternal("Custom certificate exists but 'force' is not set.")
+		return nil, errInternal("Custom certificate file exists but force flag is not set.")
 	}
-	pair.Leaf = certs[0]
-	s.custom.set(r.node(), &pair)
-	if r.bool("restart") {
-		// The listener stands for every node's pveproxy.
-		s.cert.Store(&pair)
+	certs, err := parseCertChain(stripLeadingText(r.str("certificates")))
+	if err != nil {
+		return nil, errInternal("Setting certificate files failed - unable to read certificate from '/etc/pve/nodes/%s/pveproxy-ssl.pem'", node)
+	}
+	if key == nil {
+		if key, err = parsePrivateKey(stripLeadingText(r.str("key"))); err != nil {
+			return nil, errKeyMismatch()
+		}
+	}
+	if keyRefused(certs[0], key) {
+		return nil, errKeyMismatch()
+	}
+	pair := &tls.Certificate{Leaf: certs[0], PrivateKey: key}
+	for _, c := range certs {
+		pair.Certificate = append(pair.Certificate, c.Raw)
+	}
+	s.custom.set(node, pair)
+	if r.bool("restart") && keyServes(certs[0], key) {
+		// The listener stands for every node's pveproxy. A key of another type than the
+		// certificate's is accepted by PVE but serves nothing: the old one stays here.
+		s.cert.Store(pair)
 		r.restartsProxy = true
 	}
 	return certInfo("pveproxy-ssl.pem", certs[0]), nil

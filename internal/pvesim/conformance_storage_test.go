@@ -1,15 +1,8 @@
 package pvesim_test
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -18,6 +11,7 @@ import (
 	proxmox "github.com/luthermonson/go-proxmox"
 
 	"github.com/kubemox/provider-proxmox/internal/pvesim"
+	"github.com/kubemox/provider-proxmox/internal/testcert"
 )
 
 func volids(list []*proxmox.StorageContent) []string {
@@ -221,28 +215,6 @@ func TestPoolsWithGoProxmox(t *testing.T) {
 	}
 }
 
-// selfSigned makes a certificate and key for 127.0.0.1, PEM encoded.
-func selfSigned(t *testing.T) (string, string) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(42), Subject: pkix.Name{CommonName: "pve.example"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), DNSNames: []string{"pve.example", "localhost"},
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})),
-		string(pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}))
-}
-
 func TestCustomCertificateWithGoProxmox(t *testing.T) {
 	sim := startSim(t, pvesim.Options{})
 	ctx := testCtx(t)
@@ -256,10 +228,10 @@ func TestCustomCertificateWithGoProxmox(t *testing.T) {
 	if err := node.UploadCustomCertificate(ctx, &proxmox.CustomCertificate{Certificates: "garbage", Key: "x"}); !proxmox.IsBadRequest(err) {
 		t.Fatalf("garbage PEM: %v", err)
 	}
-	certPEM, keyPEM := selfSigned(t)
-	_, otherKey := selfSigned(t)
+	certPEM, keyPEM := testcert.Pair(t, testcert.EC(t))
+	_, otherKey := testcert.Pair(t, testcert.EC(t))
 	if err := node.UploadCustomCertificate(ctx, &proxmox.CustomCertificate{Certificates: certPEM, Key: otherKey}); err == nil ||
-		!strings.Contains(err.Error(), "do not match") {
+		!strings.Contains(err.Error(), "key does not match the certificate (chain)") {
 		t.Fatalf("mismatched key: %v", err)
 	}
 	if err := node.UploadCustomCertificate(ctx, &proxmox.CustomCertificate{Certificates: certPEM, Key: keyPEM, Restart: true}); err != nil {
@@ -287,7 +259,7 @@ func TestCustomCertificateWithGoProxmox(t *testing.T) {
 		t.Fatalf("info with custom: %v %+v", err, infos)
 	}
 	if err := n2.UploadCustomCertificate(ctx, &proxmox.CustomCertificate{Certificates: certPEM, Key: keyPEM, Restart: true}); err == nil ||
-		!strings.Contains(err.Error(), "'force' is not set") {
+		!strings.Contains(err.Error(), "force flag is not set") {
 		t.Fatalf("second upload without force: %v", err)
 	}
 	// Deleting the files without a restart leaves pveproxy serving what it

@@ -39,6 +39,9 @@ type ParamSpec struct {
 	// FormatError, when set, marks Pattern as a named PVE format (dns-name, pve-node) and
 	// is its error text; a plain schema pattern fails with PVE's regex message.
 	FormatError string
+	// Requires names a parameter that must be given with this one (the schema's
+	// `requires`, e.g. download-url's checksum and checksum-algorithm).
+	Requires string
 }
 
 // SchemaName is the parameter's name as PVE's schema writes it ("net[n]" for indexed ones).
@@ -109,6 +112,8 @@ func pProp(name string, f *PropFormat) ParamSpec {
 }
 
 func (p ParamSpec) req() ParamSpec { p.Required = true; return p }
+
+func (p ParamSpec) requires(name string) ParamSpec { p.Requires = name; return p }
 
 func (p ParamSpec) min(v float64) ParamSpec { p.Min = fptr(v); return p }
 
@@ -219,6 +224,7 @@ func (ps *paramSet) validate(raw map[string]string) (map[string]string, map[stri
 		}
 		out[name] = norm
 	}
+	addMissingRequired(ps, raw, errs)
 	for name, spec := range ps.exact {
 		if spec.Required {
 			if _, ok := raw[name]; !ok {
@@ -230,6 +236,21 @@ func (ps *paramSet) validate(raw map[string]string) (map[string]string, map[stri
 		return nil, errs
 	}
 	return out, nil
+}
+
+// addMissingRequired is pve-common JSONSchema.pm check_object's `requires` rule: a
+// given parameter whose schema requires another that is absent is an error on the
+// absent one ("missing property required by 'checksum'").
+func addMissingRequired(ps *paramSet, raw, errs map[string]string) {
+	for name := range raw {
+		spec := ps.lookup(name)
+		if spec == nil || spec.Requires == "" {
+			continue
+		}
+		if _, ok := raw[spec.Requires]; !ok && errs[spec.Requires] == "" {
+			errs[spec.Requires] = fmt.Sprintf("missing property required by '%s'", name)
+		}
+	}
 }
 
 var (

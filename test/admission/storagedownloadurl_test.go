@@ -92,6 +92,8 @@ func storageDownloadURLCases() map[string]admissionCase {
   node: pve1
   url: https://x.example/debian-12.tar.zst
   compression: zst`), wantErr: []string{"compression is valid only for content iso"}},
+		"UnknownCompression": {manifest: sdu(sduBase + `
+  compression: xz`), wantErr: []string{"spec.compression", "Unsupported value"}},
 		"ChecksumWithoutAlgorithm": {manifest: sdu(sduBase + `
   checksum: 0123456789abcdef`), wantErr: []string{"checksum and checksumAlgorithm must be set together"}},
 		"UnknownChecksumAlgorithm": {manifest: sdu(sduBase + `

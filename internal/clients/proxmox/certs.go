@@ -58,6 +58,14 @@ func (c *Client) UploadCertificate(ctx context.Context, node, chainPEM, keyPEM s
 	return nil
 }
 
+// IsCustomCertificatePresent reports PVE's refusal to replace a node's
+// custom certificate (or its key) without force: pve-manager's
+// CertHelpers.pm set_cert_files dies "Custom certificate file exists but
+// force flag is not set." (or "... key file exists ...").
+func IsCustomCertificatePresent(err error) bool {
+	return err != nil && strings.Contains(apiMessage(err), "file exists but force flag is not set")
+}
+
 // DeleteCertificate removes a node's custom certificate; PVE falls back to
 // its own (served after the restart).
 func (c *Client) DeleteCertificate(ctx context.Context, node string, restart bool) error {

@@ -18,6 +18,7 @@ package customcertificate
 
 import (
 	"context"
+	"crypto/tls"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -143,7 +144,15 @@ func (e *external) upload(ctx context.Context, cr *v1alpha1.CustomCertificate, f
 		}
 	}
 	node := cr.Spec.Node()
-	if err := e.cl.UploadCertificate(ctx, node, want.ChainPEM, want.KeyPEM, force, cr.Spec.RestartsProxy()); err != nil {
+	if err := checkKeyPair(want); err != nil {
+		return errors.Wrapf(err, "nothing was uploaded to node %s", node)
+	}
+	err := e.cl.UploadCertificate(ctx, node, want.ChainPEM, want.KeyPEM, force, cr.Spec.RestartsProxy())
+	if pve.IsCustomCertificatePresent(err) {
+		return errors.Errorf("node %s already has a custom certificate this resource did not upload: "+
+			"Proxmox VE replaces it only with force; set proxmoxCertSpec.force: true to replace it", node)
+	}
+	if err != nil {
 		return err
 	}
 	cr.Status.SecretResourceVersion = want.SecretResourceVersion
@@ -190,6 +199,21 @@ func (e *external) explainTLS(err error, node string) error {
 		return errors.Wrapf(err, "node %s now serves a certificate ProxmoxConnection %q does not trust: add its CA to the connection's caBundle", node, e.connection)
 	}
 	return err
+}
+
+// checkKeyPair makes sure the key belongs to the certificate before it is
+// uploaded: Proxmox VE before 9.1.10 stores any pair, and later ones still
+// take a key of another type than the certificate's, after which pveproxy
+// serves nothing. The error names the source, never the key.
+func checkKeyPair(want certificate) error {
+	if _, err := tls.X509KeyPair([]byte(want.ChainPEM), []byte(want.KeyPEM)); err != nil {
+		source := "proxmoxCertSpec.privateKey and proxmoxCertSpec.certificate are not a key pair"
+		if want.SecretName != "" {
+			source = keyPrivateKey + " and " + keyCertificate + " of Secret " + want.SecretName + " are not a key pair"
+		}
+		return errors.Wrap(err, source)
+	}
+	return nil
 }
 
 func customOf(infos []pve.CertificateInfo) (pve.CertificateInfo, bool) {

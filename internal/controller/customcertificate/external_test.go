@@ -18,16 +18,8 @@ package customcertificate
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -39,22 +31,12 @@ import (
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 	"github.com/kubemox/provider-proxmox/internal/pvesim"
+	"github.com/kubemox/provider-proxmox/internal/testcert"
 )
 
 func pair(t *testing.T) (string, string) {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: "pve.example"},
-		DNSNames: []string{"pve.example"}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
-	der, err := x509.CreateCertificate(rand.Reader, tpl, tpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, _ := x509.MarshalECPrivateKey(key)
-	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})), string(pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}))
+	return testcert.Pair(t, testcert.EC(t))
 }
 
 func newExternal(t *testing.T) (*external, *pvesim.Server) {
@@ -129,5 +111,93 @@ func TestRestartNamesTheUntrustingConnection(t *testing.T) {
 	_, err := e.Observe(ctx, cr)
 	if err == nil || !strings.Contains(err.Error(), `ProxmoxConnection "c" does not trust`) || !strings.Contains(err.Error(), "caBundle") {
 		t.Fatalf("Observe after the restart: %v; want the connection named with the caBundle advice", err)
+	}
+}
+
+// customFingerprint is the fingerprint of the node's custom certificate, ""
+// for none.
+func customFingerprint(t *testing.T, e *external) string {
+	t.Helper()
+	infos, err := e.cl.Certificates(context.Background(), "pve")
+	if err != nil {
+		t.Fatal(err)
+	}
+	custom, _ := customOf(infos)
+	return custom.Fingerprint
+}
+
+// Proxmox VE before 9.1.10 stores a key that does not belong to the
+// certificate, and later ones still take a key of another type (pve-manager
+// PVE/CertHelpers.pm set_cert_files loads both into OpenSSL, which checks a
+// key only against a certificate of its own type); pveproxy then serves
+// nothing. The provider checks the pair first: nothing is uploaded and the
+// error names the source, never the key.
+func TestKeyNotOfTheCertificateIsNotUploaded(t *testing.T) {
+	crt, _ := pair(t)
+	_, otherEC := pair(t)
+	rsaCrt, _ := testcert.Pair(t, testcert.RSA(t))
+	cases := map[string]struct {
+		reason   string
+		crt, key string
+	}{
+		"KeyOfAnotherCertificate": {
+			reason: "An EC key of another EC certificate (refused by PVE 9.1.10 and later only).",
+			crt:    crt, key: otherEC,
+		},
+		"KeyOfAnotherType": {
+			reason: "An EC key for an RSA certificate (taken by every PVE).",
+			crt:    rsaCrt, key: otherEC,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			e, _ := newExternal(t)
+			_, err := e.Create(context.Background(), inlineCC(tc.crt, tc.key, true))
+			if err == nil || !strings.Contains(err.Error(), "proxmoxCertSpec.privateKey and proxmoxCertSpec.certificate are not a key pair") ||
+				!strings.Contains(err.Error(), "nothing was uploaded to node pve") {
+				t.Errorf("%s\nCreate: %v, want the pair refused naming its source", tc.reason, err)
+			}
+			if err != nil && strings.Contains(err.Error(), "PRIVATE KEY") {
+				t.Errorf("%s\nthe error shows the key: %v", tc.reason, err)
+			}
+			if fp := customFingerprint(t, e); fp != "" {
+				t.Errorf("%s\nnode has custom certificate %s, want none uploaded", tc.reason, fp)
+			}
+		})
+	}
+}
+
+// A custom certificate the resource did not upload is replaced only with
+// force (pve-manager PVE/CertHelpers.pm set_cert_files dies "Custom
+// certificate file exists but force flag is not set."): without it the error
+// says what to set and the node keeps its certificate; with it the upload
+// replaces it and Observe (which compares fingerprints, PVE's info listing
+// san entries as bare values) finds it up to date.
+func TestExistingCustomCertificateNeedsForce(t *testing.T) {
+	ctx := context.Background()
+	e, _ := newExternal(t)
+	foreign, foreignKey := pair(t)
+	if err := e.cl.UploadCertificate(ctx, "pve", foreign, foreignKey, false, false); err != nil {
+		t.Fatal(err)
+	}
+	foreignFP, _ := pve.Fingerprint(foreign)
+	crt, key := pair(t)
+	cr := inlineCC(crt, key, false)
+	_, err := e.Create(ctx, cr)
+	if err == nil || !strings.Contains(err.Error(), "node pve already has a custom certificate this resource did not upload") ||
+		!strings.Contains(err.Error(), "set proxmoxCertSpec.force: true") {
+		t.Errorf("Create without force: %v, want the existing certificate and force named", err)
+	}
+	if fp := customFingerprint(t, e); fp != foreignFP {
+		t.Errorf("node's custom certificate %s, want the one there before (%s)", fp, foreignFP)
+	}
+	cr.Spec.ProxmoxCertSpec.Force = true
+	if _, err := e.Create(ctx, cr); err != nil {
+		t.Fatalf("Create with force: %v", err)
+	}
+	obs, err := e.Observe(ctx, cr)
+	want, _ := pve.Fingerprint(crt)
+	if err != nil || !obs.ResourceUpToDate || cr.Status.Fingerprint != want || cr.Status.Subject == "" {
+		t.Errorf("Observe after the forced upload: %+v %v, fingerprint %q subject %q; want up to date with %q", obs, err, cr.Status.Fingerprint, cr.Status.Subject, want)
 	}
 }

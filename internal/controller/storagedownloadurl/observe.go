@@ -48,6 +48,7 @@ const (
 	ReasonFileConflict   xpv2.ConditionReason = "FileConflict"
 
 	ReasonDownloading event.Reason = "Downloading"
+	ReasonReplacing   event.Reason = "Replacing"
 	ReasonConflict    event.Reason = "FileConflict"
 )
 
@@ -62,6 +63,8 @@ type external struct {
 	cl        Proxmox
 	record    event.Recorder
 	retryBase time.Duration
+	// stored is the file this reconcile's Observe found.
+	stored pve.Volume
 }
 
 // volumeOf is the resource's volume: its external name once set (an import
@@ -183,6 +186,7 @@ func (e *external) absent(cr *v1alpha1.StorageDownloadURL) managed.ExternalObser
 // matches the download, Ready, and up to date unless the spec now asks for
 // another URL or checksum.
 func (e *external) present(ctx context.Context, cr *v1alpha1.StorageDownloadURL, vol pve.Volume) (managed.ExternalObservation, error) {
+	e.stored = vol
 	st := &cr.Status
 	st.Size, st.Format = vol.Size, vol.Format
 	details := managed.ConnectionDetails{

@@ -56,43 +56,50 @@ func (e *external) Create(ctx context.Context, cr *v1alpha1.StorageDownloadURL) 
 	return managed.ExternalCreation{}, nil
 }
 
-// Update downloads again: the spec asks for another URL or checksum than
-// the stored file came from. PVE replaces the file when the download ends.
+// Update replaces the file: the spec asks for another URL or checksum than
+// it came from. Proxmox VE's download never replaces a file (pve-common's
+// download_file_from_url refuses to override one, and with a checksum only
+// checks the file there), so the file is removed first; Observe then finds
+// it gone and Create downloads it anew. Update follows the Observe of the
+// same reconcile, which read the file.
 func (e *external) Update(ctx context.Context, cr *v1alpha1.StorageDownloadURL) (managed.ExternalUpdate, error) {
-	upid, err := e.cl.DownloadURL(ctx, downloadRequest(cr))
-	if err != nil {
-		return managed.ExternalUpdate{}, err
+	volid := volumeOf(cr)
+	if e.stored.Protected {
+		// PVE would refuse the removal in a failed task, again on every retry.
+		return managed.ExternalUpdate{}, errors.Errorf("%s is protected in Proxmox VE: it cannot be replaced by the download of %s until it is unprotected", volid, cr.Spec.URL)
 	}
-	guest.RecordTask(&cr.Status.LastTask, upid)
-	src := cr.Spec.Source()
-	cr.Status.Downloading = &src
-	e.record.Event(cr, event.Normal(ReasonDownloading, "the url or checksum changed: downloading "+cr.Spec.URL+" to "+volumeOf(cr)+" again"))
-	return managed.ExternalUpdate{}, nil
+	reason := "the url or checksum changed: removing " + volid + " to download " + cr.Spec.URL + " in its place"
+	return managed.ExternalUpdate{}, e.remove(ctx, cr, ReasonReplacing, reason)
 }
 
 // Delete removes the file, once no task of ours runs on it (a download
-// finishing after the removal would bring it back). A removal PVE refused
-// (a protected volume) is returned with PVE's reason, and tried again on
-// the reconciler's backoff.
+// finishing after the removal would bring it back).
 func (e *external) Delete(ctx context.Context, cr *v1alpha1.StorageDownloadURL) (managed.ExternalDelete, error) {
+	return managed.ExternalDelete{}, e.remove(ctx, cr, guest.ReasonDeleting, "removing "+volumeOf(cr))
+}
+
+// remove starts PVE's removal of the file unless a task of ours still runs.
+// A removal PVE refused (a protected volume) is returned with PVE's reason,
+// and tried again on the reconciler's backoff.
+func (e *external) remove(ctx context.Context, cr *v1alpha1.StorageDownloadURL, reason event.Reason, msg string) error {
 	last := cr.Status.LastTask
 	if guest.TaskUnderway(last) {
-		return managed.ExternalDelete{}, nil
+		return nil
 	}
 	if last != nil && last.Type == taskDelete && guest.LastTaskFailed(last) {
-		msg := guest.TaskFailure(ctx, e.cl, last)
+		failure := guest.TaskFailure(ctx, e.cl, last)
 		cr.Status.LastTask = nil
-		return managed.ExternalDelete{}, errors.Errorf("Proxmox VE did not remove %s: %s", volumeOf(cr), msg)
+		return errors.Errorf("Proxmox VE did not remove %s: %s", volumeOf(cr), failure)
 	}
 	volid := volumeOf(cr)
 	storage, _, _ := strings.Cut(volid, ":")
 	upid, err := e.cl.DeleteVolume(ctx, cr.Spec.Node, storage, volid)
 	if err != nil {
-		return managed.ExternalDelete{}, err
+		return err
 	}
 	guest.RecordTask(&cr.Status.LastTask, upid)
-	e.record.Event(cr, event.Normal(guest.ReasonDeleting, "removing "+volumeOf(cr)))
-	return managed.ExternalDelete{}, nil
+	e.record.Event(cr, event.Normal(reason, msg))
+	return nil
 }
 
 // Disconnect implements managed.TypedExternalClient.

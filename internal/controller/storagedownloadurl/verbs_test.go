@@ -18,6 +18,7 @@ package storagedownloadurl
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -102,6 +103,17 @@ func failDownloads(f *fixture, message string) {
 	}}})
 }
 
+// downloadRequests counts the download-url requests the simulator answered.
+func downloadRequests(f *fixture) int {
+	n := 0
+	for endpoint, count := range f.sim.Counters().ByEndpoint {
+		if strings.HasSuffix(endpoint, "/download-url") {
+			n += count
+		}
+	}
+	return n
+}
+
 // observation is what Observe's answer and the status must say.
 type observation struct {
 	Exists, UpToDate bool
@@ -166,11 +178,11 @@ func TestObserve(t *testing.T) {
 		"DownloadFailed": {
 			reason: "A failed download is a condition with PVE's message from the task, counted, and waits for its retry.",
 			setup: func(t *testing.T, f *fixture) *v1alpha1.StorageDownloadURL {
-				failDownloads(f, "checksum mismatch: got 'abc' != expected 'def'")
+				failDownloads(f, "checksum mismatch: got 'abc' != expect 'def'")
 				return created(t, f, isoDownload("failed"))
 			},
 			want:     observation{Exists: true, UpToDate: true, State: "failed", Ready: corev1.ConditionFalse, Reason: ReasonDownloadFailed, Failures: 1},
-			readyMsg: "checksum mismatch: got 'abc' != expected 'def'",
+			readyMsg: "checksum mismatch: got 'abc' != expect 'def'",
 			events:   []string{string(guest.ReasonTaskFailed)},
 			check: func(t *testing.T, _ *fixture, cr *v1alpha1.StorageDownloadURL, _ managed.ExternalObservation) {
 				if ra := cr.Status.RetryAfter; ra == nil || time.Until(ra.Time) < 30*time.Second {
@@ -244,7 +256,47 @@ func TestObserve(t *testing.T) {
 				return isoDownload("conflict")
 			},
 			want:     observation{Exists: true, UpToDate: true, State: "conflict", Ready: corev1.ConditionFalse, Reason: ReasonFileConflict},
-			readyMsg: "already exists with 12345 bytes",
+			readyMsg: fmt.Sprintf("%s already exists with 12345 bytes, but %s has %d", isoVolID, isoURL, pvesim.DownloadSize(isoURL)),
+			check: func(t *testing.T, f *fixture, _ *v1alpha1.StorageDownloadURL, _ managed.ExternalObservation) {
+				if n := downloadRequests(f); n != 0 {
+					t.Errorf("%d download-url requests, want none: PVE would fail the task on the file there", n)
+				}
+			},
+		},
+		"FileAppearedBeforeTheDownload": {
+			reason: "A file that appeared between Observe and Create fails PVE's download task (refusing to override existing file); " +
+				"Observe then reports the conflict with the file and both sizes, and the file exists for the reconciler: no further download.",
+			setup: func(t *testing.T, f *fixture) *v1alpha1.StorageDownloadURL {
+				if err := f.sim.AddFile(testNode, isoVolID, 12345); err != nil {
+					t.Fatal(err)
+				}
+				return created(t, f, isoDownload("race"))
+			},
+			want:     observation{Exists: true, UpToDate: true, State: "conflict", Ready: corev1.ConditionFalse, Reason: ReasonFileConflict, Failures: 1},
+			readyMsg: fmt.Sprintf("%s already exists with 12345 bytes, but %s has %d", isoVolID, isoURL, pvesim.DownloadSize(isoURL)),
+			events:   []string{string(guest.ReasonTaskFailed)},
+			check: func(t *testing.T, f *fixture, cr *v1alpha1.StorageDownloadURL, _ managed.ExternalObservation) {
+				if lt := cr.Status.LastTask; lt == nil || !strings.Contains(lt.ExitStatus, "refusing to override existing file '/var/lib/vz/template/iso/debian-12.iso'") {
+					t.Errorf("lastTask %+v, want PVE's refusal to override the file", lt)
+				}
+				if vol, _, err := f.cl.StorageVolume(context.Background(), testNode, isoVolID, "iso"); err != nil || vol.Size != 12345 {
+					t.Errorf("file %+v %v, want it untouched", vol, err)
+				}
+				if n := downloadRequests(f); n != 1 {
+					t.Errorf("%d download-url requests, want the one Create sent", n)
+				}
+			},
+		},
+		"DecompressionRefusedInTheTask": {
+			reason: "PVE judges compression inside the download task: its reason reaches Ready.",
+			setup: func(t *testing.T, f *fixture) *v1alpha1.StorageDownloadURL {
+				cr := isoDownload("decompress")
+				cr.Spec.Content, cr.Spec.Filename, cr.Spec.Compression = "vztmpl", "alpine.tar.gz", "gz"
+				cr.Spec.URL = "https://images.example/alpine.tar.gz"
+				return created(t, f, cr)
+			},
+			want:     observation{Exists: true, UpToDate: true, State: "failed", Ready: corev1.ConditionFalse, Reason: ReasonDownloadFailed, Failures: 1},
+			readyMsg: "decompression not supported for vztmpl",
 		},
 		"ConflictWhenDecompressed": {
 			reason: "The size of a decompressed download cannot be known beforehand: no adoption.",
@@ -420,29 +472,6 @@ func TestCreate(t *testing.T) {
 			_, err := f.external().Create(context.Background(), cr)
 			tc.want.verify(t, tc.reason, f, cr, err)
 		})
-	}
-}
-
-func TestUpdateDownloadsAgain(t *testing.T) {
-	f := newFixture(t, pvesim.Options{})
-	cr := observed(t, f, created(t, f, isoDownload("again")))
-	cr.Spec.URL = "https://mirror.example/debian-12-new.iso"
-	if _, err := f.external().Update(context.Background(), cr); err != nil {
-		t.Fatalf("Update: %v", err)
-	}
-	want := &v1alpha1.DownloadSource{URL: cr.Spec.URL}
-	if diff := cmp.Diff(want, cr.Status.Downloading); diff != "" {
-		t.Errorf("status.downloading (-want +got):\n%s", diff)
-	}
-	o, err := f.external().Observe(context.Background(), cr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(want, cr.Status.Source); diff != "" || !o.ResourceUpToDate {
-		t.Errorf("after the download: up to date %v, status.source (-want +got):\n%s", o.ResourceUpToDate, diff)
-	}
-	if cr.Status.Size != pvesim.DownloadSize(cr.Spec.URL) {
-		t.Errorf("size %d, want the new download's %d", cr.Status.Size, pvesim.DownloadSize(cr.Spec.URL))
 	}
 }
 

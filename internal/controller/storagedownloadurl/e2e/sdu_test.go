@@ -18,6 +18,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -112,7 +113,7 @@ func TestDownloadRedownloadAndDelete(t *testing.T) {
 // a wait; once PVE succeeds the resource becomes Ready.
 func TestFailedDownloadRetried(t *testing.T) {
 	require(t)
-	const msg = "checksum mismatch: got 'aaaa' != expected 'bbbb'"
+	const msg = "checksum mismatch: got 'aaaa' != expect 'bbbb'"
 	h.Sim.SetFaults(pvesim.Faults{Rules: []pvesim.FaultRule{{
 		Method: "POST", PathPattern: "/nodes/*/storage/*/download-url", TaskFailureRate: 1, TaskFailureMessage: msg,
 	}}})
@@ -163,6 +164,10 @@ func TestExistingFileAdoptedOrLeftAlone(t *testing.T) {
 	h.WaitFor(t, other, "in conflict", wait, func() bool {
 		return other.GetCondition(xpv2.TypeReady).Reason == storagedownloadurl.ReasonFileConflict
 	})
+	wantMsg := fmt.Sprintf("%s already exists with 4096 bytes, but %s has %d", other.Spec.VolID(), other.Spec.URL, pvesim.DownloadSize(other.Spec.URL))
+	if msg := other.GetCondition(xpv2.TypeReady).Message; !strings.Contains(msg, wantMsg) {
+		t.Errorf("conflict message %q, want it to name the file and both sizes (%q)", msg, wantMsg)
+	}
 	remove(t, other)
 	if !h.Sim.HasVolume(node, other.Spec.VolID()) {
 		t.Error("a file the resource did not download was removed")
