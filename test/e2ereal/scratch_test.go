@@ -22,7 +22,7 @@ func TestScratchWithCloudInit(t *testing.T) {
 			VirtualMachineHardware: v1alpha1.VirtualMachineHardware{Cores: 1, Socket: 1, Memory: 512,
 				Disk:    []v1alpha1.VirtualMachineDisk{{Storage: tg.Storage(), Size: 1, Device: "scsi0"}},
 				Network: []v1alpha1.VirtualMachineNetwork{{Model: "virtio", Bridge: "vmbr0"}}},
-			CloudInitConfig: &v1alpha1.CloudInitConfig{User: "ops", PasswordFrom: &v1alpha1.LocalSecretKeySelector{Name: "ci", Key: "pw"},
+			CloudInitConfig: &v1alpha1.CloudInitConfig{User: "ops", PasswordFrom: &v1alpha1.OptionalSecretKeySelector{LocalSecretKeySelector: v1alpha1.LocalSecretKeySelector{Name: "ci", Key: "pw"}},
 				DNSDomain: "example.test", IPConfig: &v1alpha1.IPConfig{IP: "192.0.2.10", CIDR: "24", Gateway: "192.0.2.1"}},
 		},
 	}}
