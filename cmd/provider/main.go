@@ -114,7 +114,8 @@ func run(args []string) error {
 		return fmt.Errorf("cannot load the kubeconfig (in-cluster, KUBECONFIG or ~/.kube/config): %w", err)
 	}
 
-	p, err := provider.New(cfg, provider.Options{
+	ctx := ctrl.SetupSignalHandler()
+	p, err := provider.New(ctx, cfg, provider.Options{
 		Logger:                   zl,
 		SyncPeriod:               f.syncPeriod,
 		PollInterval:             f.pollInterval,
@@ -134,5 +135,5 @@ func run(args []string) error {
 	}
 	zl.Info("Starting provider-proxmox", "version", version.Version, "sync", f.syncPeriod, "poll", f.pollInterval,
 		"max-reconcile-rate", f.maxReconcileRate, "management-policies", f.enableManagementPolicies, "gogc", gcPercent)
-	return p.Start(ctrl.SetupSignalHandler())
+	return p.Start(ctx)
 }

@@ -31,11 +31,11 @@ func run(args []string) error {
 	if len(args) != 1 || (args[0] != "cleanup" && args[0] != "check") {
 		return fmt.Errorf("usage: pve-conformance check|cleanup")
 	}
-	cfg, real, err := pveconformance.ConfigFromEnv(os.Getenv)
+	cfg, onReal, err := pveconformance.ConfigFromEnv(os.Getenv)
 	if err != nil {
 		return err
 	}
-	if !real {
+	if !onReal {
 		return fmt.Errorf("%s is not set: nothing to %s (the simulator target needs no cleanup)", pveconformance.EnvEndpoint, args[0])
 	}
 	tg, err := pveconformance.NewRealTarget(cfg)

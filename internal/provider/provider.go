@@ -150,9 +150,10 @@ type Provider struct {
 	Controllers *gated.Setups
 }
 
-// New builds the provider's manager against the API server cfg points at.
-// Start it with Provider.Start.
-func New(cfg *rest.Config, o Options) (*Provider, error) {
+// New builds the provider's manager against the API server cfg points at;
+// ctx bounds what it reads at start (the cluster identity). Start it with
+// Provider.Start.
+func New(ctx context.Context, cfg *rest.Config, o Options) (*Provider, error) {
 	o.defaults()
 
 	s := runtime.NewScheme()
@@ -204,7 +205,7 @@ func New(cfg *rest.Config, o Options) (*Provider, error) {
 		return nil, errors.Wrap(err, errRegisterProxmox)
 	}
 	clients := pve.NewCache(pve.WithMetrics(pm), pve.WithFence(fence))
-	cluster, err := clusterIdentity(mgr, o)
+	cluster, err := clusterIdentity(ctx, mgr, o)
 	if err != nil {
 		return nil, err
 	}
@@ -303,8 +304,8 @@ const clusterIDTimeout = 30 * time.Second
 
 // clusterIdentity is this management cluster's identity in markers, read
 // once at start (guest.ClusterIdentity); it says in the log which one.
-func clusterIdentity(mgr ctrl.Manager, o Options) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), clusterIDTimeout)
+func clusterIdentity(ctx context.Context, mgr ctrl.Manager, o Options) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, clusterIDTimeout)
 	defer cancel()
 	id, err := guest.ClusterIdentity(ctx, mgr.GetAPIReader(), o.ClusterID)
 	if err != nil {

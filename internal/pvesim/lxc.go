@@ -21,7 +21,7 @@ func registerLXCRoutes(r *router) {
 	r.handle(RouteSpec{Method: http.MethodGet, Path: vm + "/pending", Params: nv()}, handleLXCPending)
 	r.handle(RouteSpec{Method: http.MethodPost, Path: vm + "/clone", Params: nv(
 		pInt("newid").req().min(100).max(999999999), pNumber("bwlimit").min(0), pString("description"), pBool("full"),
-		pString("hostname"), pString("pool"), pString("snapname"), pString("storage"), lxcOptionalNode("target"),
+		pString("hostname"), pString("pool"), pString("snapname"), pString("storage"), optionalTargetNode(),
 	)}, handleLXCClone)
 	r.handle(RouteSpec{Method: http.MethodGet, Path: vm + "/status/current", Params: nv()}, handleLXCStatus)
 	r.handle(RouteSpec{Method: http.MethodPost, Path: vm + "/status/start", Params: nv(pBool("debug"), pBool("skiplock"))}, handleLXCStart)
@@ -43,10 +43,10 @@ func registerLXCRoutes(r *router) {
 	registerLXCMigrateRoutes(r, vm, nv)
 }
 
-// lxcOptionalNode is an optional parameter in pve-node format (clone's target).
-func lxcOptionalNode(name string) ParamSpec {
+// optionalTargetNode is the optional target parameter in pve-node format (clone, migrate, storage).
+func optionalTargetNode() ParamSpec {
 	p := pNode()
-	p.Name, p.Required = name, false
+	p.Name, p.Required = "target", false
 	return p
 }
 

@@ -20,11 +20,11 @@ import (
 // the log.
 
 func registerLXCMigrateRoutes(r *router, vm string, nv func(...ParamSpec) []ParamSpec) {
-	target := lxcOptionalNode("target")
+	target := optionalTargetNode()
 	target.Required = true
 	r.handle(RouteSpec{Method: http.MethodPost, Path: vm + "/migrate", Params: nv(target, pNumber("bwlimit").min(0),
 		pBool("online"), pBool("restart"), pString("target-storage"), pInt("timeout"))}, handleLXCMigrate)
-	r.handle(RouteSpec{Method: http.MethodGet, Path: vm + "/migrate", Params: nv(lxcOptionalNode("target"))}, handleLXCMigratePrecondition)
+	r.handle(RouteSpec{Method: http.MethodGet, Path: vm + "/migrate", Params: nv(optionalTargetNode())}, handleLXCMigratePrecondition)
 }
 
 // handleLXCMigratePrecondition is pve-container's migrate_vm_precondition: the config must

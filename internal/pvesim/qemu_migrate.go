@@ -260,7 +260,7 @@ func (s *Server) qemuMigratePrepare(g *guest, m migration, t *task) error {
 		migLog(t, "info", "migrating VM which uses mapped local devices")
 	}
 	if running && vncClipboardBlocks(g) {
-		return fmt.Errorf("VMs with 'clipboard' set to 'vnc' are not live migratable with QEMU/machine versions older than 10.1!")
+		return errors.New("VMs with 'clipboard' set to 'vnc' are not live migratable with QEMU/machine versions older than 10.1!") //nolint:revive // qemu-server's own text, punctuation included
 	}
 	return nil
 }

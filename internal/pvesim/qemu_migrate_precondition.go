@@ -16,7 +16,7 @@ import (
 // The target parameter is accepted and ignored, as PVE does.
 
 func registerQemuMigratePreconditionRoute(r *router, base string, nv func(...ParamSpec) []ParamSpec) {
-	r.handle(RouteSpec{Method: http.MethodGet, Path: base + "/migrate", Params: nv(lxcOptionalNode("target"))}, handleQemuMigratePrecondition)
+	r.handle(RouteSpec{Method: http.MethodGet, Path: base + "/migrate", Params: nv(optionalTargetNode())}, handleQemuMigratePrecondition)
 }
 
 func handleQemuMigratePrecondition(s *Server, r *request) (any, error) {
@@ -216,14 +216,7 @@ func qemuLocalResources(g *guest, running bool) localResources {
 	lr := localResources{local: []string{}, mapped: map[string]mappedResource{}}
 	cfg := g.Config
 	if running {
-		for _, k := range []string{"amd-sev", "intel-tdx"} {
-			if cfg[k] != "" {
-				lr.local = append(lr.local, k)
-			}
-		}
-		if hasIndexedKey(cfg, "virtiofs") {
-			lr.local = append(lr.local, "virtiofs")
-		}
+		lr.local = append(lr.local, liveOnlyBlockers(cfg)...)
 	}
 	for _, k := range []string{"hostusb", "hostpci", "ivshmem"} {
 		if cfg[k] != "" {
@@ -231,32 +224,51 @@ func qemuLocalResources(g *guest, running bool) localResources {
 		}
 	}
 	for _, k := range sortedKeys(cfg) {
-		opts := propOptions(cfg[k], defaultKeyOf(k))
-		switch {
-		case strings.HasPrefix(k, "usb"):
-			if strings.EqualFold(opts["host"], "spice") {
-				continue
-			}
-			if name := opts["mapping"]; name != "" {
-				lr.mapped[k] = mappedResource{name: name}
-			}
-		case strings.HasPrefix(k, "hostpci"):
-			if name := opts["mapping"]; name != "" {
-				lr.mapped[k] = mappedResource{name: name}
-				if !running {
-					continue
-				}
-			}
-		case strings.HasPrefix(k, "virtiofs"):
-			lr.mapped[k] = mappedResource{name: opts["dirid"]}
-		case strings.HasPrefix(k, "serial") && cfg[k] == "socket":
-			continue
-		}
-		if reLocalResourceKey.MatchString(k) {
+		if lr.addDevice(k, cfg[k], running) && reLocalResourceKey.MatchString(k) {
 			lr.local = append(lr.local, k)
 		}
 	}
 	return lr
+}
+
+// liveOnlyBlockers are what stops only a live migration: SEV, TDX and virtiofs.
+func liveOnlyBlockers(cfg map[string]string) []string {
+	var out []string
+	for _, k := range []string{"amd-sev", "intel-tdx"} {
+		if cfg[k] != "" {
+			out = append(out, k)
+		}
+	}
+	if hasIndexedKey(cfg, "virtiofs") {
+		out = append(out, "virtiofs")
+	}
+	return out
+}
+
+// addDevice records device key's mapping, if any, and reports whether the device may
+// tie the VM to its node: a SPICE USB port, a mapped PCI device of a stopped VM and a
+// socket serial port do not.
+func (lr localResources) addDevice(key, value string, running bool) bool {
+	opts := propOptions(value, defaultKeyOf(key))
+	switch {
+	case strings.HasPrefix(key, "usb"):
+		if strings.EqualFold(opts["host"], "spice") {
+			return false
+		}
+		if name := opts["mapping"]; name != "" {
+			lr.mapped[key] = mappedResource{name: name}
+		}
+	case strings.HasPrefix(key, "hostpci"):
+		if name := opts["mapping"]; name != "" {
+			lr.mapped[key] = mappedResource{name: name}
+			return running
+		}
+	case strings.HasPrefix(key, "virtiofs"):
+		lr.mapped[key] = mappedResource{name: opts["dirid"]}
+	case strings.HasPrefix(key, "serial") && value == "socket":
+		return false
+	}
+	return true
 }
 
 // propOptions reads a property string's key=value pairs, its unnamed first part under

@@ -21,7 +21,7 @@ func registerStorageRoutes(r *router) {
 	base := "/nodes/{node}/storage"
 	optStorage := pString("storage").pattern(reStorageID)
 	r.handle(RouteSpec{Method: http.MethodGet, Path: base, Params: []ParamSpec{
-		pNode(), pString("content"), pBool("enabled"), pBool("format"), optStorage, lxcOptionalNode("target"),
+		pNode(), pString("content"), pBool("enabled"), pBool("format"), optStorage, optionalTargetNode(),
 	}}, handleStorageIndex)
 	r.handle(RouteSpec{Method: http.MethodGet, Path: base + "/{storage}/status", Params: ns()}, handleStorageStatus)
 	r.handle(RouteSpec{Method: http.MethodGet, Path: base + "/{storage}/content", Params: ns(

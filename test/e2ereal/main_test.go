@@ -38,7 +38,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	cfg, real, err := pveconformance.ConfigFromEnv(os.Getenv)
+	cfg, onReal, err := pveconformance.ConfigFromEnv(os.Getenv)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e-real:", err)
 		os.Exit(2)
@@ -47,7 +47,7 @@ func TestMain(m *testing.M) {
 		Sim: pvesim.Options{Nodes: simNodes}}
 	os.Exit(providertest.Main(m, "e2e-real", &env, o, func(ctx context.Context, p *providertest.Harness) error {
 		h = p
-		t, err := pickTarget(ctx, p, cfg, real)
+		t, err := pickTarget(ctx, p, cfg, onReal)
 		if err != nil {
 			return err
 		}
@@ -69,8 +69,8 @@ func TestMain(m *testing.M) {
 
 // pickTarget is the real cluster (after the range guard) or the harness's
 // own simulator.
-func pickTarget(ctx context.Context, p *providertest.Harness, cfg pveconformance.Config, real bool) (*pveconformance.Target, error) {
-	if !real {
+func pickTarget(ctx context.Context, p *providertest.Harness, cfg pveconformance.Config, onReal bool) (*pveconformance.Target, error) {
+	if !onReal {
 		return pveconformance.AttachSim(p.Sim, simNodes)
 	}
 	t, err := pveconformance.NewRealTarget(cfg)

@@ -111,7 +111,7 @@ func Start(ctx context.Context, cfg *rest.Config, o Options) (*Harness, error) {
 	if po.PollInterval == 0 {
 		po.PollInterval = 10 * time.Second
 	}
-	p, err := provider.New(pcfg, po)
+	p, err := provider.New(ctx, pcfg, po)
 	if err != nil {
 		sim.Close()
 		return nil, errors.Wrap(err, "cannot build the provider")

@@ -81,7 +81,7 @@ func ep(key string, params ...string) Endpoint {
 
 // bothTypes instantiates routes written with {type} for qemu and lxc.
 func bothTypes(es ...Endpoint) []Endpoint {
-	var out []Endpoint
+	out := make([]Endpoint, 0, 2*len(es))
 	for _, e := range es {
 		for _, t := range []string{"qemu", "lxc"} {
 			c := e

@@ -68,7 +68,7 @@ func (e Endpoint) Has(param string) bool {
 }
 
 // indexed matches a parameter ending in an index (scsi0, net12, ipconfig0).
-var indexed = regexp.MustCompile(`^([a-z_-]*[a-z_-])[0-9]+$`)
+var indexed = regexp.MustCompile(`^([a-z_-]*[a-z_-])\d+$`)
 
 // ParamName writes an indexed parameter as PVE's schema does: scsi0 is
 // scsi[n]; others are unchanged.
@@ -124,10 +124,9 @@ func bodyParams(contentType string, body []byte, names map[string]bool) error {
 	if strings.HasPrefix(mt, "multipart/") {
 		return nil // uploads: the client layer sends none
 	}
+	// A body that is not an object (null) leaves obj empty: no parameters.
 	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(body, &obj); err != nil {
-		return nil // not an object (null): no parameters
-	}
+	_ = json.Unmarshal(body, &obj)
 	for k := range obj {
 		names[ParamName(k)] = true
 	}

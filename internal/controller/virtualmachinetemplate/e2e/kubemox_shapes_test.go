@@ -190,8 +190,9 @@ func TestKubemoxShapesShowTheirCondition(t *testing.T) {
 func apply(t *testing.T, ns, manifests string) []client.Object {
 	t.Helper()
 	manifests = strings.NewReplacer("NS", ns, "ROOT", rootConnName, "CONN", connName).Replace(manifests)
-	var out []client.Object
-	for _, doc := range strings.Split(manifests, "\n---\n") {
+	docs := strings.Split(manifests, "\n---\n")
+	out := make([]client.Object, 0, len(docs))
+	for _, doc := range docs {
 		var head struct{ Kind string }
 		if err := yaml.Unmarshal([]byte(doc), &head); err != nil {
 			t.Fatal(err)
