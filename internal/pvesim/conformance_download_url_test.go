@@ -94,50 +94,6 @@ func TestDownloadURLChecksumRequiresItsAlgorithm(t *testing.T) {
 	}
 }
 
-// Compression is judged inside download_url's $worker (pve-storage
-// src/PVE/API2/Storage/Status.pm, download_url): the request returns a UPID and
-// the task fails. Its schema enum is $PVE::Storage::Plugin::KNOWN_COMPRESSION_FORMATS,
-// a `use constant` list read as a scalar, so undef: no value is refused at once
-// (the API schema prints "enum": null). decompressor_info (src/PVE/Storage.pm)
-// knows gz, lzo, zst and bz2 for an iso.
-func TestDownloadURLCompressionFailsTheTask(t *testing.T) {
-	sim := startSim(t, pvesim.Options{})
-	cases := map[string]struct {
-		reason  string
-		content string
-		name    string
-		comp    string
-		want    string
-	}{
-		"TemplateCompressed": {
-			reason:  "$worker: die \"decompression not supported for $content\" if $content ne 'iso'.",
-			content: "vztmpl", name: "alpine.tar.gz", comp: "gz",
-			want: "decompression not supported for vztmpl",
-		},
-		"UnknownMethod": {
-			reason:  "$worker: die \"no decompression method found\" when decompressor_info('iso', ...) has none.",
-			content: "iso", name: "unknown.iso", comp: "xz",
-			want: "no decompression method found",
-		},
-		"KnownMethod": {
-			reason:  "An iso with a method decompressor_info knows downloads.",
-			content: "iso", name: "known.iso", comp: "zst",
-			want: "OK",
-		},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			out := postDownload(t, sim, "content", tc.content, "filename", tc.name, "url", "https://x.example/"+tc.name, "compression", tc.comp)
-			if out.res.Status != http.StatusOK {
-				t.Fatalf("%s\nanswer %d %q, want a UPID: compression is checked in the task", tc.reason, out.res.Status, out.res.Text)
-			}
-			if out.exitStatus != tc.want {
-				t.Errorf("%s\nexit status %q, want %q; log %q", tc.reason, out.exitStatus, tc.want, out.log)
-			}
-		})
-	}
-}
-
 // pve-common src/PVE/Tools.pm download_file_from_url prints "downloading $url
 // to $dest", then, when $dest exists: without a checksum dies "refusing to
 // override existing file '$dest'" (download_url sets no allow_overwrite); with
