@@ -181,4 +181,3 @@ func matchesLine(log []string, expr string) bool {
 	}
 	return false
 }
-
