@@ -41,6 +41,7 @@ func TestDownloadURLCompressionFailsTheTask(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
+			tg := tg.in(t)
 			if tc.simOnly && tg.IsReal() {
 				t.Skip("needs a zstd-compressed iso to download; the simulator downloads no bytes")
 			}
@@ -104,6 +105,7 @@ func TestDownloadURLChecksumRequiresItsAlgorithm(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
+			tg := tg.in(t)
 			kv := append([]string{"content", "iso", "filename", Prefix + tg.RunID() + "-a.iso", "url", "https://x.example/a.iso"}, tc.params...)
 			out := tg.postDownload(kv...)
 			if out.res.Status != http.StatusBadRequest || out.res.Message() != "Parameter verification failed.\n" {

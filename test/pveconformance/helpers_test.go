@@ -251,3 +251,7 @@ func parseDecl(d string) (string, []string) {
 	}
 	return surface.Key(f[0], f[1]), f[2:]
 }
+
+// in is the case's view for subtest t: helpers then fail t, from t's own
+// goroutine, and requests are recorded with the case's.
+func (c *tcase) in(t *testing.T) *tcase { return &tcase{Target: c.Target, t: t, rec: c.rec} }

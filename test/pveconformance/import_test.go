@@ -55,6 +55,7 @@ func TestImportFromChecks(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
+			tg := tg.in(t)
 			if tc.simOnly != "" && !isSim {
 				t.Skipf("needs the simulator: %s", tc.simOnly)
 			}

@@ -64,6 +64,7 @@ func TestLXCConfigRequiredAndReadOnlyOptions(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.reason, func(t *testing.T) {
+			tg := tg.in(t)
 			before := config(tc.vmid)
 			res := tg.raw(http.MethodPut, tg.guestPath("lxc", tc.vmid, "/config"), Params(tc.params...))
 			got := res.Message()
@@ -114,6 +115,7 @@ func TestLXCSkiplockIsRootOnly(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.reason, func(t *testing.T) {
+			tg := tg.in(t)
 			res := tg.raw(tc.method, tc.path, Params("skiplock", "1"))
 			if res.Status != http.StatusBadRequest || res.Errors()["skiplock"] != tc.message {
 				t.Errorf("%s: %s %s, want 400 with errors.skiplock %q", tc.reason, res.StatusLine, res.Text, tc.message)
@@ -124,6 +126,7 @@ func TestLXCSkiplockIsRootOnly(t *testing.T) {
 	// root@pam itself may: pve-container src/PVE/API2/LXC/Status.pm, vm_start's worker skips
 	// check_lock when $skiplock is set.
 	t.Run("root@pam starts a locked CT", func(t *testing.T) {
+		tg := tg.in(t)
 		sim := tg.requireSim("needs a container locked by a backup and root@pam's password")
 		locked := tg.vmid()
 		if err := sim.AddGuest(pvesim.GuestSeed{Kind: "lxc", Node: tg.Node(), VMID: locked,
@@ -170,6 +173,7 @@ func TestLXCPowerRefusals(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.reason, func(t *testing.T) {
+			tg := tg.in(t)
 			res := tg.raw(http.MethodPost, tc.path, nil)
 			if res.Status != http.StatusInternalServerError || res.Message() != tc.message {
 				t.Errorf("%s: %s %q, want 500 %q", tc.reason, res.StatusLine, res.Message(), tc.message)

@@ -62,6 +62,7 @@ func TestLXCCreateOSTemplateChecks(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.reason, func(t *testing.T) {
+			tg := tg.in(t)
 			if tc.tokenOnly && tg.Config().TokenID == "" {
 				t.Skip("needs an API token: root@pam's password may pass a path")
 			}

@@ -69,16 +69,19 @@ func TestQemuMigratePreconditionStaged(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
+			tg := tg.in(t)
 			tg.checkPrecondition("qemu", tc.vmid, true, tc.want, tc.reason)
 		})
 	}
 	t.Run("Locked", func(t *testing.T) {
+		tg := tg.in(t)
 		res := tg.raw(http.MethodGet, tg.guestPath("qemu", locked, "/migrate"), nil)
 		if res.Status != http.StatusInternalServerError || strings.TrimSpace(res.Message()) != "VM is locked (backup)" {
 			t.Errorf("locked VM: %s %q, want 500 VM is locked (backup)", res.StatusLine, res.Message())
 		}
 	})
 	t.Run("WrongNode", func(t *testing.T) {
+		tg := tg.in(t)
 		res := tg.raw(http.MethodGet, "/nodes/other/qemu/"+strconv.Itoa(devices)+"/migrate", nil)
 		if res.Status != http.StatusInternalServerError || !strings.Contains(res.Message(), "does not exist") {
 			t.Errorf("VM on another node: %s %q, want 500 Configuration file ... does not exist", res.StatusLine, res.Message())
@@ -111,6 +114,7 @@ func TestLXCMigratePreconditionStaged(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
+			tg := tg.in(t)
 			tg.checkPrecondition("lxc", tc.vmid, false, tc.want, tc.reason)
 		})
 	}

@@ -40,6 +40,7 @@ func TestQemuMigrateRootOnlyParams(t *testing.T) {
 	id := tg.createVM("rootonly")
 	for _, p := range []struct{ name, value string }{{"force", "1"}, {"migration_type", "insecure"}, {"migration_network", "10.0.0.0/24"}} {
 		t.Run(p.name, func(t *testing.T) {
+			tg := tg.in(t)
 			res := tg.raw(http.MethodPost, tg.guestPath("qemu", id, "/migrate"), Params("target", to, p.name, p.value))
 			want := map[string]string{p.name: "Only root may use this option."}
 			if res.Status != http.StatusBadRequest || cmp.Diff(want, res.Errors()) != "" {
@@ -48,6 +49,7 @@ func TestQemuMigrateRootOnlyParams(t *testing.T) {
 		})
 	}
 	t.Run("RootMayUseThem", func(t *testing.T) {
+		tg := tg.in(t)
 		sim := tg.requireSim("an insecure migration over a named network is not for a cluster someone cares about")
 		vm := tg.seedGuest(sim, pvesim.GuestSeed{Config: map[string]string{"name": "g", "scsi0": "shared:4"}})
 		cl, err := tg.PasswordClient()
@@ -123,6 +125,7 @@ func TestQemuMigrateWorkerRefusals(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
+			tg := tg.in(t)
 			params := Params("target", "other")
 			if tc.online {
 				params.Set("online", "1")

@@ -132,7 +132,7 @@ func TestMigrateFollowsQemuServer(t *testing.T) {
 			wantLog: []string{"Requesting HA migration for VM {id} to node other"}, wantNode: "other", wantPower: "running"},
 	}
 	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) { tg.checkMigration(sim, "qemu", tc) })
+		t.Run(name, func(t *testing.T) { tg.in(t).checkMigration(sim, "qemu", tc) })
 	}
 }
 
@@ -188,6 +188,6 @@ func TestMigrateFollowsPVEContainer(t *testing.T) {
 			wantLog: []string{"volume '" + st + ":vm-{id}-disk-0' is 'shared:"}, wantNode: "other", wantPower: "running", wantRootFS: "shared:"},
 	}
 	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) { tg.checkMigration(sim, "lxc", tc) })
+		t.Run(name, func(t *testing.T) { tg.in(t).checkMigration(sim, "lxc", tc) })
 	}
 }

@@ -74,7 +74,8 @@ func TestSDNVNetsStaged(t *testing.T) {
 	sim := tg.requireSim("the suite does not change a real cluster's SDN configuration")
 	covers(tg, "GET /cluster/sdn/vnets", "GET /nodes/{node}/network type")
 	var empty []map[string]any
-	if tg.data("/cluster/sdn/vnets", nil, &empty); len(empty) != 0 {
+	tg.data("/cluster/sdn/vnets", nil, &empty)
+	if len(empty) != 0 {
 		t.Fatalf("a cluster without VNets lists %v", empty)
 	}
 	for _, v := range []pvesim.VNet{{VNet: "vnet2", Zone: "zone1", Tag: 200, VlanAware: true}, {VNet: "vnet1", Zone: "zone1", Tag: 100, Alias: "lab"}, {VNet: "vnet3", Zone: "zone2", Pending: true}} {

@@ -107,6 +107,7 @@ func TestSnapshotReservedNamesAreReportedLiterally(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			tg := tg.in(t)
 			res := tg.raw(http.MethodPost, tc.path, Params("snapname", tc.snap))
 			if res.Status != tc.status {
 				t.Fatalf("%s: POST %s snapname=%s = %s %s, want %d", tc.reason, tc.path, tc.snap, res.StatusLine, res.Text, tc.status)

@@ -80,6 +80,7 @@ func TestTaskLogReadsLikeDumpLogfile(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
+			tg := tg.in(t)
 			lines, gotTotal := tg.readTaskLog(done, tc.params)
 			if diff := cmp.Diff(tc.wantLines, lines); diff != "" {
 				t.Errorf("%s: lines -want +got:\n%s", tc.reason, diff)
@@ -90,6 +91,7 @@ func TestTaskLogReadsLikeDumpLogfile(t *testing.T) {
 		})
 	}
 	t.Run("EmptyLogOfARunningTask", func(t *testing.T) {
+		tg := tg.in(t)
 		tg.requireSim("a real task may write its first line before the log is read")
 		// A shutdown waiting out its timeout has written nothing yet.
 		res := tg.raw(http.MethodPost, tg.guestPath("qemu", id, "/status/start"), nil)
@@ -162,6 +164,7 @@ func TestPlainWarnEndsTaskOK(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
+			tg := tg.in(t)
 			res := tg.raw(tc.method, tc.path(), tc.params)
 			if res.Status != http.StatusOK {
 				t.Fatalf("%s: %s %s", tc.reason, res.StatusLine, res.Text)
