@@ -40,7 +40,7 @@
 // simulator's seeding, and move with the same recipe:
 //
 //	startSim(t, opts)             -> tg := target(t, opts) (opts apply to the simulator only)
-//	tokenClient(t, sim)           -> tg.client() (go-proxmox; the token, else the password)
+//	tokenClient(t, sim)           -> tg.Client() (go-proxmox; the token, else the password)
 //	rawCall(t, sim, m, p, ...)    -> tg.raw(m, p, Params(k, v, ...)); tg.data(p, params, &v) for a GET
 //	waitTask / wantTaskFailure    -> tg.task(upid) returns the exit status; tg.mustTask(m, p, params)
 //	sim.AddGuest(...) of a VM     -> tg.createVM(purpose, extra params...) / tg.createCT(...),
