@@ -52,7 +52,7 @@ type Config struct {
 // ConfigFromEnv reads a real target's configuration; real is false when
 // PVE_ENDPOINT is unset (the simulator is the target then). Missing
 // settings are one error naming them all.
-func ConfigFromEnv(getenv func(string) string) (cfg Config, real bool, err error) {
+func ConfigFromEnv(getenv func(string) string) (cfg Config, isReal bool, err error) {
 	cfg = Config{
 		Endpoint: getenv(EnvEndpoint), Username: getenv(EnvUsername), Password: getenv(EnvPassword),
 		TokenID: getenv(EnvTokenID), TokenSecret: getenv(EnvTokenSecret), Node: getenv(EnvNode),

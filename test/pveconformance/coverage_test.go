@@ -17,17 +17,10 @@ import (
 // list only shrinks: a new route or parameter of the client layer needs a
 // case, and an entry that gains one must leave the list.
 var notYetCovered = map[string]bool{
-	// The simulator does not serve SDN yet (issue 17 §1 adds it).
-	"GET /cluster/sdn/vnets": true,
-	// PCI passthrough needs hardware on a real node; cicustom a snippets file.
+	// PCI passthrough needs hardware on a real node.
 	"POST /nodes/{node}/qemu hostpci[n]":               true,
 	"PUT /nodes/{node}/qemu/{vmid}/config hostpci[n]":  true,
 	"POST /nodes/{node}/qemu/{vmid}/config hostpci[n]": true,
-	"POST /nodes/{node}/qemu cicustom":                 true,
-	"PUT /nodes/{node}/qemu/{vmid}/config cicustom":    true,
-	"POST /nodes/{node}/qemu/{vmid}/config cicustom":   true,
-	// Needs a compressed file to download (issue 17 §1 changes the checks).
-	"POST /nodes/{node}/storage/{storage}/download-url compression": true,
 }
 
 // TestConformanceCoversClientSurface compares what the cases declare

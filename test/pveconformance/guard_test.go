@@ -56,8 +56,8 @@ func TestRangeGuardAndCleanup(t *testing.T) {
 func TestConfigFromEnv(t *testing.T) {
 	env := map[string]string{}
 	get := func(k string) string { return env[k] }
-	if _, real, err := ConfigFromEnv(get); real || err != nil {
-		t.Fatalf("no endpoint: real=%v err=%v", real, err)
+	if _, isReal, err := ConfigFromEnv(get); isReal || err != nil {
+		t.Fatalf("no endpoint: real=%v err=%v", isReal, err)
 	}
 	env[EnvEndpoint] = "https://pve.lab:8006"
 	env[EnvTokenID], env[EnvTokenSecret] = "u@pve!t", "s"
@@ -68,9 +68,9 @@ func TestConfigFromEnv(t *testing.T) {
 		}
 	}
 	env[EnvNode], env[EnvStorage], env[EnvPool], env[EnvVMIDRange] = "pve1", "local-lvm", "ci", "9900-9949"
-	cfg, real, err := ConfigFromEnv(get)
-	if err != nil || !real || cfg.VMIDs != (VMIDRange{9900, 9949}) || cfg.ContentStorage != "local" {
-		t.Fatalf("complete: %+v %v %v", cfg, real, err)
+	cfg, isReal, err := ConfigFromEnv(get)
+	if err != nil || !isReal || cfg.VMIDs != (VMIDRange{9900, 9949}) || cfg.ContentStorage != "local" {
+		t.Fatalf("complete: %+v %v %v", cfg, isReal, err)
 	}
 	env[EnvVMIDRange] = "50-60"
 	if _, _, err := ConfigFromEnv(get); err == nil {

@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	proxmox "github.com/luthermonson/go-proxmox"
-
 	pveclient "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 	"github.com/kubemox/provider-proxmox/internal/clients/proxmox/surface"
 	"github.com/kubemox/provider-proxmox/internal/pvesim"
@@ -48,16 +46,6 @@ func (c *tcase) ctx() context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	c.t.Cleanup(cancel)
 	return ctx
-}
-
-// client is the token client (password client without a token).
-func (c *tcase) client() *proxmox.Client {
-	c.t.Helper()
-	cl, err := c.Client()
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	return cl
 }
 
 func (c *tcase) raw(method, path string, params url.Values) Response {
@@ -176,7 +164,7 @@ func (c *tcase) destroy(kind string, vmid int) {
 		return
 	}
 	for _, g := range guests {
-		if g.VMID == vmid && strings.HasPrefix(g.Name, Prefix) {
+		if g.VMID == vmid && g.Type == kind && strings.HasPrefix(g.Name, Prefix) {
 			if err := c.destroyGuest(ctx, g); err != nil {
 				c.t.Logf("cleanup of %d: %v", vmid, err)
 			}
@@ -251,3 +239,7 @@ func parseDecl(d string) (string, []string) {
 	}
 	return surface.Key(f[0], f[1]), f[2:]
 }
+
+// in is the case's view for subtest t: helpers then fail t, from t's own
+// goroutine, and requests are recorded with the case's.
+func (c *tcase) in(t *testing.T) *tcase { return &tcase{Target: c.Target, t: t, rec: c.rec} }

@@ -16,24 +16,30 @@ var realTarget *Target
 // simulator; with it, the range guard runs first and everything the run
 // made is removed at the end, whatever the cases did.
 func TestMain(m *testing.M) {
-	cfg, real, err := ConfigFromEnv(os.Getenv)
+	cfg, isReal, err := ConfigFromEnv(os.Getenv)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "pveconformance:", err)
 		os.Exit(2)
 	}
-	if !real {
+	if !isReal {
 		os.Exit(m.Run())
 	}
+	os.Exit(runAgainst(m, cfg))
+}
+
+// runAgainst runs the cases against the real cluster cfg names, between
+// the range guard and the cleanup, and returns the exit code.
+func runAgainst(m *testing.M, cfg Config) int {
 	tg, err := NewRealTarget(cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "pveconformance:", err)
-		os.Exit(2)
+		return 2
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	if err := tg.CheckRange(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "pveconformance: refusing to run:", err)
-		os.Exit(2)
+		return 2
 	}
 	fmt.Fprintf(os.Stderr, "pveconformance: run %s against %s, node %s, VMIDs %s, pool %s\n", tg.RunID(), tg.Name(), tg.Node(), tg.VMIDs(), tg.Pool())
 	realTarget = tg
@@ -42,5 +48,5 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "pveconformance:", err)
 		code = 1
 	}
-	os.Exit(code)
+	return code
 }

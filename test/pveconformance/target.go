@@ -127,8 +127,12 @@ func (tg *Target) seedSim() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if res, err := tg.Raw(ctx, http.MethodPost, "/pools", Params("poolid", tg.cfg.Pool)); err != nil || res.Status != http.StatusOK {
-		return fmt.Errorf("create pool %s: %v %s", tg.cfg.Pool, err, res.Text)
+	res, err := tg.Raw(ctx, http.MethodPost, "/pools", Params("poolid", tg.cfg.Pool))
+	if err != nil {
+		return fmt.Errorf("create pool %s: %w", tg.cfg.Pool, err)
+	}
+	if res.Status != http.StatusOK {
+		return fmt.Errorf("create pool %s: %s %s", tg.cfg.Pool, res.StatusLine, res.Text)
 	}
 	return nil
 }

@@ -77,7 +77,7 @@ func (tg *Target) GuestsInRange(ctx context.Context) ([]Guest, error) {
 	}
 	var in []Guest
 	for _, g := range all {
-		if tg.cfg.VMIDs.Contains(g.VMID) && !(tg.sim != nil && g.VMID == tg.cfg.TemplateVMID) {
+		if tg.cfg.VMIDs.Contains(g.VMID) && (tg.sim == nil || g.VMID != tg.cfg.TemplateVMID) {
 			in = append(in, g)
 		}
 	}

@@ -1,8 +1,9 @@
-package pvesim_test
+package pveconformance
 
 import (
 	"encoding/pem"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -12,19 +13,36 @@ import (
 	"github.com/kubemox/provider-proxmox/internal/testcert"
 )
 
-func uploadCert(t *testing.T, sim *pvesim.Server, kv ...string) rawResponse {
-	t.Helper()
-	return rawCall(t, sim, http.MethodPost, "/nodes/pve/certificates/custom", "application/x-www-form-urlencoded", form(kv...), tokenHeader())
+// certNode is the node whose custom certificate a case may set and remove,
+// after checking it has none; every upload it makes is removed when it ends
+// (restart=0 throughout, so pveproxy keeps serving what it served).
+func (c *tcase) certNode() string {
+	c.t.Helper()
+	node := c.Config().CertNode
+	if node == "" {
+		c.t.Skipf("needs a node whose custom certificate the suite may set and remove: set %s", EnvCertNode)
+	}
+	if fingerprintOf(c, node) != "" {
+		c.t.Skipf("node %s already has a custom certificate; the suite will not replace it", node)
+	}
+	c.t.Cleanup(func() {
+		ctx, cancel := cleanupCtx()
+		defer cancel()
+		_, _ = c.Raw(ctx, http.MethodDelete, "/nodes/"+url.PathEscape(node)+"/certificates/custom", Params("restart", "0"))
+	})
+	return node
+}
+
+func (c *tcase) uploadCert(node string, kv ...string) Response {
+	c.t.Helper()
+	return c.raw(http.MethodPost, "/nodes/"+url.PathEscape(node)+"/certificates/custom", Params(append([]string{"restart", "0"}, kv...)...))
 }
 
 // certInfos is GET .../certificates/info by file name.
-func certInfos(t *testing.T, sim *pvesim.Server) map[string]map[string]any {
-	t.Helper()
-	res := rawCall(t, sim, http.MethodGet, "/nodes/pve/certificates/info", "", "", tokenHeader())
+func (c *tcase) certInfos(node string) map[string]map[string]any {
+	c.t.Helper()
 	var list []map[string]any
-	if err := jsonUnmarshal(res.Body["data"], &list); err != nil || res.Status != http.StatusOK {
-		t.Fatalf("info: %d %v %s", res.Status, err, res.Text)
-	}
+	c.data("/nodes/"+url.PathEscape(node)+"/certificates/info", nil, &list)
 	out := map[string]map[string]any{}
 	for _, i := range list {
 		out[i["filename"].(string)] = i
@@ -86,22 +104,24 @@ func TestCertificateUploadRefusals(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			sim := startSim(t, pvesim.Options{})
+			tg := target(t, pvesim.Options{})
+			covers(tg, "POST /nodes/{node}/certificates/custom certificates restart", "GET /nodes/{node}/certificates/info")
+			node := tg.certNode()
 			if tc.existing {
-				if res := uploadCert(t, sim, "certificates", crt, "key", key); res.Status != http.StatusOK {
-					t.Fatalf("first upload: %d %s", res.Status, res.Text)
+				if res := tg.uploadCert(node, "certificates", crt, "key", key); res.Status != http.StatusOK {
+					t.Fatalf("first upload: %s %s", res.StatusLine, res.Text)
 				}
 			}
-			res := uploadCert(t, sim, tc.params...)
-			if res.Status != tc.status || !strings.Contains(res.message(), tc.message) {
-				t.Errorf("%s\nanswer %d %q, want %d %q", tc.reason, res.Status, res.message(), tc.status, tc.message)
+			res := tg.uploadCert(node, tc.params...)
+			if res.Status != tc.status || !strings.Contains(res.Message(), tc.message) {
+				t.Errorf("%s\nanswer %s %q, want %d %q", tc.reason, res.StatusLine, res.Message(), tc.status, tc.message)
 			}
 			if tc.errors != nil {
-				if diff := cmp.Diff(tc.errors, res.errors()); diff != "" {
+				if diff := cmp.Diff(tc.errors, res.Errors()); diff != "" {
 					t.Errorf("%s\nerrors (-want +got):\n%s", tc.reason, diff)
 				}
 			}
-			if _, written := certInfos(t, sim)["pveproxy-ssl.pem"]; written != tc.existing {
+			if _, written := tg.certInfos(node)["pveproxy-ssl.pem"]; written != tc.existing {
 				t.Errorf("%s\ncustom certificate listed = %v, want %v: a refusal writes nothing", tc.reason, written, tc.existing)
 			}
 		})
@@ -115,23 +135,25 @@ func TestCertificateUploadRefusals(t *testing.T) {
 // key file there (Certificates.pm upload_custom_cert passes no key to
 // set_cert_files, which then writes none).
 func TestCertificateUploadsPVEAccepts(t *testing.T) {
-	sim := startSim(t, pvesim.Options{})
+	tg := target(t, pvesim.Options{})
+	covers(tg, "POST /nodes/{node}/certificates/custom certificates key force restart", "GET /nodes/{node}/certificates/info")
+	node := tg.certNode()
 	rsaCrt, _ := testcert.Pair(t, testcert.RSA(t))
 	_, ecOnly := testcert.Pair(t, testcert.EC(t))
-	if res := uploadCert(t, sim, "certificates", rsaCrt, "key", ecOnly); res.Status != http.StatusOK {
-		t.Fatalf("an EC key for an RSA certificate: %d %q, want it accepted as OpenSSL takes it", res.Status, res.message())
+	if res := tg.uploadCert(node, "certificates", rsaCrt, "key", ecOnly); res.Status != http.StatusOK {
+		t.Fatalf("an EC key for an RSA certificate: %s %q, want it accepted as OpenSSL takes it", res.StatusLine, res.Message())
 	}
 	key := testcert.EC(t)
 	crt, keyPEM := testcert.Pair(t, key)
-	if res := uploadCert(t, sim, "certificates", crt, "key", keyPEM, "force", "1"); res.Status != http.StatusOK {
-		t.Fatalf("force over an existing one: %d %q", res.Status, res.message())
+	if res := tg.uploadCert(node, "certificates", crt, "key", keyPEM, "force", "1"); res.Status != http.StatusOK {
+		t.Fatalf("force over an existing one: %s %q", res.StatusLine, res.Message())
 	}
 	renewed, _ := testcert.Pair(t, key)
-	if res := uploadCert(t, sim, "certificates", renewed, "force", "1"); res.Status != http.StatusOK {
-		t.Fatalf("a renewal with the key file there: %d %q", res.Status, res.message())
+	if res := tg.uploadCert(node, "certificates", renewed, "force", "1"); res.Status != http.StatusOK {
+		t.Fatalf("a renewal with the key file there: %s %q", res.StatusLine, res.Message())
 	}
 	block, _ := pem.Decode([]byte(renewed))
-	got := certInfos(t, sim)["pveproxy-ssl.pem"]
+	got := tg.certInfos(node)["pveproxy-ssl.pem"]
 	if got == nil || got["pem"] != string(pem.EncodeToMemory(block)) {
 		t.Fatalf("info after the renewal: %v, want the renewed certificate", got)
 	}
@@ -142,21 +164,23 @@ func TestCertificateUploadsPVEAccepts(t *testing.T) {
 // X509_get_subjectAltNames, an IPv4 address dotted, an IPv6 one as eight
 // groups of unpack("H4"), no "DNS:" prefix.
 func TestCertificateInfoSANIsBareValues(t *testing.T) {
-	sim := startSim(t, pvesim.Options{})
+	tg := target(t, pvesim.Options{})
+	covers(tg, "POST /nodes/{node}/certificates/custom certificates key restart", "GET /nodes/{node}/certificates/info")
+	node := tg.certNode()
 	crt, key := testcert.Pair(t, testcert.EC(t))
-	res := uploadCert(t, sim, "certificates", crt, "key", key)
+	res := tg.uploadCert(node, "certificates", crt, "key", key)
 	if res.Status != http.StatusOK {
-		t.Fatalf("upload: %d %s", res.Status, res.Text)
+		t.Fatalf("upload: %s %s", res.StatusLine, res.Text)
 	}
 	want := []any{"pve.example", "localhost", "127.0.0.1", "fd00:0000:0000:0000:0000:0000:0000:0001"}
 	var uploaded map[string]any
-	if err := jsonUnmarshal(res.Body["data"], &uploaded); err != nil {
+	if err := res.Data(&uploaded); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(want, uploaded["san"]); diff != "" {
 		t.Errorf("upload answer's san (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(want, certInfos(t, sim)["pveproxy-ssl.pem"]["san"]); diff != "" {
+	if diff := cmp.Diff(want, tg.certInfos(node)["pveproxy-ssl.pem"]["san"]); diff != "" {
 		t.Errorf("info's san (-want +got):\n%s", diff)
 	}
 }
