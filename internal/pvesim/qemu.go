@@ -660,7 +660,9 @@ func handleQemuDestroy(s *Server, r *request) (any, error) {
 				return errInternal("VM %d is running - destroy failed", g.VMID)
 			}
 			if base, used := s.baseVolumeInUse(g); used {
-				return errInternal("base volume '%s' is still in use by linked clones", base)
+				// qemu-server src/PVE/QemuServer.pm, destroy_vm: its text says "cloned" (sic),
+				// and it dies before pve-storage's vdisk_free ("clones") is reached.
+				return errInternal("base volume '%s' is still in use by linked cloned", base)
 			}
 			s.freeGuestVolumes(g)
 			if r.bool("destroy-unreferenced-disks") {

@@ -185,7 +185,7 @@ func TestDestroyTemplateWithLinkedClone(t *testing.T) {
 	if r.Status != http.StatusOK {
 		t.Fatalf("destroy the template: %s %s", r.StatusLine, r.Text)
 	}
-	if exit, want := tg.task(r.UPID()), "base volume '"+base+"' is still in use by linked clone"; !strings.HasPrefix(exit, want) {
+	if exit, want := tg.task(r.UPID()), "base volume '"+base+"' is still in use by linked cloned"; !strings.HasPrefix(exit, want) {
 		t.Errorf("destroy of a used template ended %q, want %q…", exit, want)
 	}
 	if !tg.guestExists("qemu", tmpl) {

@@ -478,7 +478,7 @@ func TestDeleteRefusedWhileALinkedCloneUsesTheTemplate(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := f.external().Delete(context.Background(), cr)
-	if err == nil || !strings.Contains(err.Error(), "still in use by linked clones") {
+	if err == nil || !strings.Contains(err.Error(), "still in use by linked clone") {
 		t.Fatalf("second Delete: %v, want PVE's refusal", err)
 	}
 	if _, ok := f.sim.Guest(seedVMID); !ok {

@@ -141,7 +141,7 @@ func TestDeleteRefusedWhileLinkedClonesUseIt(t *testing.T) {
 	remove(t, cr)
 	h.WaitFor(t, cr, "refused by Proxmox VE", wait, func() bool {
 		c := cr.GetCondition(xpv2.TypeSynced)
-		return c.Status == corev1.ConditionFalse && strings.Contains(c.Message, "still in use by linked clones")
+		return c.Status == corev1.ConditionFalse && strings.Contains(c.Message, "still in use by linked clone")
 	})
 	if _, ok := h.Sim.Guest(vmid); !ok {
 		t.Fatal("a template linked clones use was destroyed")
