@@ -87,6 +87,8 @@ func NeedsMarker(own Ownership, description string, want Marker) bool {
 	case Mine:
 		m, _ := ParseMarker(description)
 		return m.Outdated(want)
+	case InProgress, LostRace, Conflict:
+		return false
 	}
 	return false
 }
