@@ -18,14 +18,7 @@ package adoptione2e
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"math/big"
 	"regexp"
 	"strings"
 	"testing"
@@ -91,25 +84,6 @@ func otherKinds(ns, crt, key string, snapVMID, importVMID int) []client.Object {
 	}
 }
 
-func selfSigned(t *testing.T, cn string) (certPEM, keyPEM string) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: cn}, DNSNames: []string{cn},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(90 * 24 * time.Hour)}
-	der, err := x509.CreateCertificate(rand.Reader, tpl, tpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})), string(pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}))
-}
-
 // readyKinds reports whether the download, the snapshot and the
 // certificate of ns are Ready and Synced in c.
 func (c *cluster) readyKinds(ns string) bool {
@@ -152,7 +126,7 @@ func TestRebuiltClusterKeepsOtherKinds(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	crt, key := selfSigned(t, node+".example")
+	crt, key := providertest.SelfSignedPair(t, node+".example")
 
 	pa := first.start(t)
 	for _, o := range otherKinds(ns, crt, key, snapVMID, importVMID) {
