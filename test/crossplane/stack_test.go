@@ -29,6 +29,7 @@ import (
 
 	"github.com/go-logr/logr"
 	authnv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -91,6 +92,8 @@ type suite struct {
 	revision string
 	// providerKubeconfig authenticates as the revision's ServiceAccount.
 	providerKubeconfig string
+	// clusterID is the identity given to the provider with --cluster-id.
+	clusterID string
 }
 
 // forbiddenLine matches the API server's refusal as the provider logs it.
@@ -123,6 +126,22 @@ func TestProviderOnRealCrossplane(t *testing.T) {
 	s.phase("5 a namespaced XR is Ready with its VM and composed Secret", f.namespacedXRReady)
 	s.phase("6 deleting the claim and the XR destroys both VMs", f.deleted)
 	s.phase("the provider needed no permission Crossplane does not grant", s.checkNoForbidden)
+	s.phase("the provider marks guests with the cluster identity it was given", s.checkClusterIdentity)
+}
+
+// checkClusterIdentity shows the provider logged the identity --cluster-id
+// gave it (the one its markers carry).
+func (s *suite) checkClusterIdentity(t *testing.T) {
+	logs, err := os.ReadFile(s.xp.LogPath("provider"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(logs), "\n") {
+		if strings.Contains(line, "Management cluster identity") && strings.Contains(line, s.clusterID) {
+			return
+		}
+	}
+	t.Fatalf("the provider did not log the management cluster identity %s it was given", s.clusterID)
 }
 
 func (s *suite) startCrossplane(t *testing.T) {
@@ -216,6 +235,12 @@ func (s *suite) checkProviderIdentity(t *testing.T) {
 	if _, err := cs.CoreV1().Namespaces().List(ctx, metav1.ListOptions{}); !kerrors.IsForbidden(err) {
 		t.Fatalf("the provider's ServiceAccount may list namespaces (err %v): it has more than Crossplane's grant", err)
 	}
+	// Nor get kube-system, whose UID would identify the cluster in markers:
+	// Crossplane v2 has no permission requests, so a packaged provider gets
+	// its identity from --cluster-id (a DeploymentRuntimeConfig's args).
+	if _, err := cs.CoreV1().Namespaces().Get(ctx, "kube-system", metav1.GetOptions{}); !kerrors.IsForbidden(err) {
+		t.Fatalf("the provider's ServiceAccount may get kube-system (err %v): it has more than Crossplane's grant", err)
+	}
 
 	bindings := &rbacv1.ClusterRoleBindingList{}
 	if err := s.kube.List(ctx, bindings); err != nil {
@@ -283,7 +308,15 @@ func (s *suite) startProvider(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, progress, err := s.xp.Run("start-provider", "--debug", "--poll=20s", "--metrics-bind-address=0"); err != nil {
+	// What a DeploymentRuntimeConfig's args give the packaged provider: the
+	// management cluster's identity, here the kube-system UID an operator
+	// reads with kubectl.
+	ns := &corev1.Namespace{}
+	if err := s.kube.Get(context.Background(), client.ObjectKey{Name: "kube-system"}, ns); err != nil {
+		t.Fatal(err)
+	}
+	s.clusterID = string(ns.UID)
+	if _, progress, err := s.xp.Run("start-provider", "--debug", "--poll=20s", "--metrics-bind-address=0", "--cluster-id="+s.clusterID); err != nil {
 		t.Fatalf("%v\n%s", err, progress)
 	}
 	// Healthy needs the runtime's word, which the script gives once the

@@ -95,7 +95,7 @@ func (e *external) observeOwned(ctx context.Context, cr *v1alpha1.Container, o *
 	o.Running = running
 	manage := guest.MayUpdate(cr)
 	o.plan = pve.DiffLXC(want.Spec, o.Cfg)
-	o.NeedMarker = manage && (o.Own == guest.MineNewUID || o.Own == guest.Imported)
+	o.NeedMarker = manage && guest.NeedsMarker(o.Own, pve.Description(o.Cfg), e.identity().MarkerOf(cr))
 	cr.Status.Source = recordedSource(cr.GetAnnotations())
 	o.replace = replacement(cr.Status.Source, cr.Spec.Source())
 	o.PendingKeys = o.Cfg.PendingKeys()

@@ -93,8 +93,14 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.CustomCertificate) 
 		return managed.ExternalObservation{}, e.explainTLS(err, node)
 	}
 	custom, found := customOf(infos)
-	if !found || meta.GetExternalName(cr) == "" {
+	if !found {
 		return managed.ExternalObservation{ResourceExists: false}, nil
+	}
+	adopted := false
+	if meta.GetExternalName(cr) == "" {
+		if adopted, err = e.adopt(ctx, cr, custom.Fingerprint); err != nil || !adopted {
+			return managed.ExternalObservation{ResourceExists: false}, err
+		}
 	}
 	cr.Status.Fingerprint, cr.Status.Subject = custom.Fingerprint, custom.Subject
 	if custom.NotAfter > 0 {
@@ -114,7 +120,33 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.CustomCertificate) 
 		return managed.ExternalObservation{}, errors.Wrap(err, "the certificate to upload is not a PEM certificate")
 	}
 	cr.SetConditions(xpv2.Available())
-	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: fp == custom.Fingerprint}, nil
+	// An adoption set the external name: ResourceLateInitialized has the
+	// reconciler save it.
+	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: fp == custom.Fingerprint, ResourceLateInitialized: adopted}, nil
+}
+
+// adopt takes the node's custom certificate as this resource's when it is
+// the very certificate the resource would upload (the same fingerprint): a
+// resource applied again on a rebuilt management cluster, or after an
+// orphaning delete, has no external name yet and must not upload it again
+// (nor fail because PVE refuses to replace it without force). A different
+// certificate is left to Create, which refuses it without force.
+func (e *external) adopt(ctx context.Context, cr *v1alpha1.CustomCertificate, present string) (bool, error) {
+	if meta.WasDeleted(cr) {
+		return false, nil
+	}
+	want, err := wanted(ctx, e.kube, e.fresh, cr)
+	if err != nil {
+		return false, err
+	}
+	fp, err := pve.Fingerprint(want.ChainPEM)
+	if err != nil || fp != present {
+		return false, nil //nolint:nilerr // not a PEM certificate: Create reports it
+	}
+	meta.SetExternalName(cr, cr.Spec.Node())
+	cr.Status.SecretResourceVersion = want.SecretResourceVersion
+	e.record.Event(cr, event.Normal(guest.ReasonAdopted, "adopted the custom certificate of node "+cr.Spec.Node()+": its fingerprint is the one this resource would upload"))
+	return true, nil
 }
 
 // Create uploads the certificate to a node that has no custom one (or

@@ -66,6 +66,33 @@ func (m Marker) SameObject(o Marker) bool {
 // UIDs are unique, so the cluster need not be compared.
 func (m Marker) SameUID(o Marker) bool { return m.SameObject(o) && m.UID == o.UID }
 
+// Outdated reports whether m, found on a guest of the object want names
+// (the same UID), lacks what want carries: the kind, or this cluster's
+// identity (a marker written before markers named them, or before the
+// provider had an identity). A marker naming a cluster is never stripped of
+// it by a provider that has no identity.
+func (m Marker) Outdated(want Marker) bool {
+	return (m.Kind == "" && want.Kind != "") || (want.Cluster != "" && m.Cluster != want.Cluster)
+}
+
+// NeedsMarker reports whether the marker want is to be written on a guest
+// whose ownership is own and whose description is description: an import
+// now managed, a new UID (adopted), or this very object's outdated marker
+// (upgraded once, so that the guest is recognised as this cluster's if its
+// resource is ever orphaned and applied again).
+func NeedsMarker(own Ownership, description string, want Marker) bool {
+	switch own {
+	case MineNewUID, Imported:
+		return true
+	case Mine:
+		m, _ := ParseMarker(description)
+		return m.Outdated(want)
+	case InProgress, LostRace, Conflict:
+		return false
+	}
+	return false
+}
+
 // ParseMarker returns the last ownership line of a description.
 func ParseMarker(description string) (Marker, bool) {
 	lines := strings.Split(strings.ReplaceAll(description, "\r\n", "\n"), "\n")

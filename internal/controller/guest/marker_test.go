@@ -44,3 +44,30 @@ func TestMarker(t *testing.T) {
 		t.Error("malformed marker parsed")
 	}
 }
+
+func TestNeedsMarker(t *testing.T) {
+	want := Marker{Namespace: "default", Name: "web-1", UID: "u1", Kind: "VirtualMachine", Cluster: "mgmt-a"}
+	noID := want
+	noID.Cluster = ""
+	cases := []struct {
+		reason string
+		own    Ownership
+		desc   string
+		want   Marker
+		needs  bool
+	}{
+		{"the current marker is left alone", Mine, want.String(), want, false},
+		{"a marker from before kind and cluster is upgraded", Mine, "crossplane: default/web-1 uid=u1", want, true},
+		{"a marker without this cluster's identity is upgraded", Mine, noID.String(), want, true},
+		{"a provider without an identity does not strip a marker's cluster", Mine, want.String(), noID, false},
+		{"a provider without an identity adds the kind", Mine, "crossplane: default/web-1 uid=u1", noID, true},
+		{"an adopted guest gets the new UID", MineNewUID, "crossplane: default/web-1 uid=u0 kind=VirtualMachine cluster=mgmt-a", want, true},
+		{"an import now managed is marked", Imported, "", want, true},
+		{"another object's guest is never marked", Conflict, "crossplane: default/other uid=u9", want, false},
+	}
+	for _, tc := range cases {
+		if got := NeedsMarker(tc.own, tc.desc, tc.want); got != tc.needs {
+			t.Errorf("%s: NeedsMarker = %v, want %v", tc.reason, got, tc.needs)
+		}
+	}
+}

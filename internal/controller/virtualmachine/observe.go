@@ -93,7 +93,7 @@ func (e *external) observeOwned(ctx context.Context, cr *v1alpha1.VirtualMachine
 	o.Running = running
 	manage := guest.MayUpdate(cr)
 	o.plan = pve.Diff(want.Spec, o.Cfg)
-	o.NeedMarker = manage && (o.Own == guest.MineNewUID || o.Own == guest.Imported)
+	o.NeedMarker = manage && guest.NeedsMarker(o.Own, pve.Description(o.Cfg), e.identity().MarkerOf(cr))
 	o.needPass = passwordNeedsApply(cr, want.Password)
 	o.PendingKeys = e.pendingKeys(ctx, cr, o)
 	if manage {

@@ -18,13 +18,6 @@ package e2e
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
 	"strings"
 	"testing"
 	"time"
@@ -42,30 +35,9 @@ import (
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 	"github.com/kubemox/provider-proxmox/internal/controller/customcertificate"
+	"github.com/kubemox/provider-proxmox/internal/provider/providertest"
 )
 
-// selfSignedPair is a throwaway certificate and key for cn.
-func selfSignedPair(t *testing.T, cn string) (certPEM, keyPEM string) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: cn}, DNSNames: []string{cn},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(90 * 24 * time.Hour)}
-	der, err := x509.CreateCertificate(rand.Reader, tpl, tpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})), string(pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}))
-}
-
-// nodeCustomFingerprint is the fingerprint of the node's custom certificate
-// in the simulator, or "".
 func nodeCustomFingerprint(t *testing.T, hs *harness, node string) string {
 	t.Helper()
 	cl, err := pve.New(pve.Config{Endpoint: hs.Sim.URL(), TokenID: tokenID, Secret: currentSecret, CAPEM: hs.Sim.CAPEM()})
@@ -102,7 +74,7 @@ func TestCustomCertificateFromTLSSecret(t *testing.T) {
 	hs := require(t)
 	ns := hs.namespace(t)
 	ctx := context.Background()
-	crt, key := selfSignedPair(t, node+".example")
+	crt, key := providertest.SelfSignedPair(t, node+".example")
 	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "pve-tls"}, Type: corev1.SecretTypeTLS,
 		Data: map[string][]byte{"tls.crt": []byte(crt), "tls.key": []byte(key)}}
 	if err := hs.Kube.Create(ctx, sec); err != nil {
@@ -127,7 +99,7 @@ func TestCustomCertificateFromTLSSecret(t *testing.T) {
 		t.Errorf("a Secret-backed certificate is flagged: %+v", c)
 	}
 
-	renewed, renewedKey := selfSignedPair(t, node+".example")
+	renewed, renewedKey := providertest.SelfSignedPair(t, node+".example")
 	sec.Data = map[string][]byte{"tls.crt": []byte(renewed), "tls.key": []byte(renewedKey)}
 	if err := hs.Kube.Update(ctx, sec); err != nil {
 		t.Fatal(err)
@@ -147,7 +119,7 @@ func TestCustomCertificateInlineAndCertManager(t *testing.T) {
 	hs := require(t)
 	ns := hs.namespace(t)
 	ctx := context.Background()
-	crt, key := selfSignedPair(t, "othernode.example")
+	crt, key := providertest.SelfSignedPair(t, "othernode.example")
 	inline := &v1alpha1.CustomCertificate{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "inline"}, Spec: v1alpha1.CustomCertificateSpec{
 		ResourceSpec:    v1alpha1.ResourceSpec{ConnectionRef: &v1alpha1.ConnectionReference{Name: connName}},
 		ProxmoxCertSpec: &v1alpha1.ProxmoxCertSpec{Certificate: crt, PrivateKey: key, NodeName: "othernode"},
@@ -249,7 +221,7 @@ func TestCustomCertificateWithCertManager(t *testing.T) {
 		t.Errorf("Certificate %v: want secretName issued-tls, issuer ca, owned by the CustomCertificate", crt.Object)
 	}
 
-	issued, key := selfSignedPair(t, "othernode.example")
+	issued, key := providertest.SelfSignedPair(t, "othernode.example")
 	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "issued-tls"}, Type: corev1.SecretTypeTLS,
 		Data: map[string][]byte{"tls.crt": []byte(issued), "tls.key": []byte(key)}}
 	if err := hs.Kube.Create(ctx, sec); err != nil {

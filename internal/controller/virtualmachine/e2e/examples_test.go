@@ -44,7 +44,7 @@ func TestSetCertificateAndImportExamplesBecomeReady(t *testing.T) {
 	if err := hs.Sim.AddTemplate(node, providertest.FreeVMID(t, hs.Sim, 9100), "debian-12-cloudinit"); err != nil {
 		t.Fatal(err)
 	}
-	crt, key := selfSignedPair(t, node+".example")
+	crt, key := providertest.SelfSignedPair(t, node+".example")
 	if err := hs.Kube.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "lowtower-tls"}, Type: corev1.SecretTypeTLS,
 		Data: map[string][]byte{"tls.crt": []byte(crt), "tls.key": []byte(key)}}); err != nil {
 		t.Fatal(err)
