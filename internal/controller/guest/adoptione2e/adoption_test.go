@@ -172,7 +172,7 @@ func vmidsOf(t *testing.T, rs map[string]resource.Managed) map[string]int {
 // old guest, with no create or clone and one config write (the marker) per
 // guest.
 func TestRebuiltClusterAdoptsItsGuests(t *testing.T) {
-	first.env.Require(t)
+	first.require(t)
 	ns := fmt.Sprintf("rebuild-%d", time.Now().UnixNano()%1000000)
 	second.setAdoption(t, "null")
 	t.Cleanup(func() { second.setAdoption(t, "null") })
@@ -249,7 +249,7 @@ func (c *cluster) setAdoption(t *testing.T, policy string) {
 // delete (its guest stays) and applies it again: the new object (a new UID)
 // adopts the guest its marker names instead of creating one.
 func TestOrphanedResourceAppliedAgainAdopts(t *testing.T) {
-	first.env.Require(t)
+	first.require(t)
 	ns := fmt.Sprintf("orphan-%d", time.Now().UnixNano()%1000000)
 	p := first.start(t)
 	newVM := func() *v1alpha1.VirtualMachine {
@@ -325,7 +325,7 @@ func equal(a, b []int) bool {
 // with the same names and no opt-in: the second creates nothing and waits,
 // and the first keeps its guest, marker untouched.
 func TestTwoLiveClustersKeepTheirGuests(t *testing.T) {
-	first.env.Require(t)
+	first.require(t)
 	ns := fmt.Sprintf("live-%d", time.Now().UnixNano()%1000000)
 	second.setAdoption(t, "null")
 	pa, pb := first.start(t), second.start(t)

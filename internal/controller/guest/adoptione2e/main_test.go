@@ -144,6 +144,16 @@ func startCluster(kubeconfig string) (*cluster, error) {
 }
 
 // start runs the provider binary against c; it is killed when t ends.
+// require skips the test when TestMain started no clusters
+// (SKIP_INTEGRATION=1).
+func (c *cluster) require(t *testing.T) {
+	t.Helper()
+	if c == nil {
+		var none *testenv.Env
+		none.Require(t)
+	}
+}
+
 func (c *cluster) start(t *testing.T) *providertest.Process {
 	t.Helper()
 	return providertest.StartProcess(t, binary, c.kubeconfig, "--poll=5s", "--metrics-bind-address=0", "--health-probe-bind-address=", "--debug")

@@ -115,7 +115,7 @@ func (c *cluster) importOf(ns string) *v1alpha1.GuestImport {
 // uploaded again; the import skips the guest the first cluster's import
 // marked instead of importing it a second time.
 func TestRebuiltClusterKeepsOtherKinds(t *testing.T) {
-	first.env.Require(t)
+	first.require(t)
 	ns := fmt.Sprintf("kinds-%d", time.Now().UnixNano()%1000000)
 	snapVMID := providertest.FreeVMID(t, sim, 700)
 	importVMID := snapVMID + 1

@@ -32,7 +32,7 @@ import (
 // older provider (no kind, no cluster): the provider rewrites it in the
 // current format with one config write, and then leaves it alone.
 func TestOldMarkerUpgradedOnce(t *testing.T) {
-	first.env.Require(t)
+	first.require(t)
 	ns := fmt.Sprintf("upgrade-%d", time.Now().UnixNano()%1000000)
 	if err := first.kube.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		t.Fatal(err)
