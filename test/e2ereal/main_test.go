@@ -71,7 +71,7 @@ func TestMain(m *testing.M) {
 // own simulator.
 func pickTarget(ctx context.Context, p *providertest.Harness, cfg pveconformance.Config, onReal bool) (*pveconformance.Target, error) {
 	if !onReal {
-		return pveconformance.AttachSim(p.Sim, simNodes)
+		return pveconformance.AttachSim(ctx, p.Sim, simNodes)
 	}
 	t, err := pveconformance.NewRealTarget(cfg)
 	if err != nil {

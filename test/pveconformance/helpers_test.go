@@ -31,7 +31,7 @@ func target(t *testing.T, opts pvesim.Options) *tcase {
 	t.Helper()
 	base := realTarget
 	if base == nil {
-		tg, err := NewSimTarget(opts)
+		tg, err := NewSimTarget(t.Context(), opts)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -58,7 +58,7 @@ type Target struct {
 
 // NewSimTarget starts a simulator with opts (Nodes default to ["pve"]) and
 // attaches to it (AttachSim). Close closes the simulator.
-func NewSimTarget(opts pvesim.Options) (*Target, error) {
+func NewSimTarget(ctx context.Context, opts pvesim.Options) (*Target, error) {
 	if len(opts.Nodes) == 0 {
 		opts.Nodes = []string{simNode}
 	}
@@ -66,7 +66,7 @@ func NewSimTarget(opts pvesim.Options) (*Target, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start the simulator: %w", err)
 	}
-	tg, err := AttachSim(sim, opts.Nodes)
+	tg, err := AttachSim(ctx, sim, opts.Nodes)
 	if err != nil {
 		sim.Close()
 		return nil, err
@@ -77,7 +77,7 @@ func NewSimTarget(opts pvesim.Options) (*Target, error) {
 // AttachSim makes a running simulator (whose nodes are nodes) a target and
 // seeds what the suite needs: root@pam with a password and a token, a pool,
 // a QEMU template and a container template.
-func AttachSim(sim *pvesim.Server, nodes []string) (*Target, error) {
+func AttachSim(ctx context.Context, sim *pvesim.Server, nodes []string) (*Target, error) {
 	if len(nodes) == 0 {
 		nodes = []string{simNode}
 	}
@@ -99,7 +99,7 @@ func AttachSim(sim *pvesim.Server, nodes []string) (*Target, error) {
 	pool.AppendCertsFromPEM(sim.CAPEM())
 	tg := newTarget(cfg, &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12})
 	tg.sim = sim
-	if err := tg.seedSim(); err != nil {
+	if err := tg.seedSim(ctx); err != nil {
 		return nil, err
 	}
 	return tg, nil
@@ -118,14 +118,14 @@ func (tg *Target) CAPEM() ([]byte, error) {
 	return os.ReadFile(tg.cfg.CAFile)
 }
 
-func (tg *Target) seedSim() error {
+func (tg *Target) seedSim(ctx context.Context) error {
 	if err := tg.sim.AddTemplate(tg.cfg.Node, tg.cfg.TemplateVMID, Prefix+"template"); err != nil {
 		return fmt.Errorf("seed the template: %w", err)
 	}
 	if err := tg.sim.AddFile(tg.cfg.Node, tg.cfg.CTTemplate, 120<<20); err != nil {
 		return fmt.Errorf("seed the container template: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	res, err := tg.Raw(ctx, http.MethodPost, "/pools", Params("poolid", tg.cfg.Pool))
 	if err != nil {
