@@ -66,7 +66,8 @@ func TestSnapshotAndRollback(t *testing.T) {
 	snap := &v1alpha1.VirtualMachineSnapshot{ObjectMeta: metav1.ObjectMeta{Name: "snap", Namespace: h.Namespace(t, "e2e-real-")},
 		Spec: v1alpha1.VirtualMachineSnapshotSpec{
 			ResourceSpec: v1alpha1.ResourceSpec{ConnectionRef: &v1alpha1.ConnectionReference{Name: connName}},
-			VMID:         ptrTo(int32(vmid)), //nolint:gosec // a VMID of the range, at most 999999999 NodeName: tg.Node(), SnapshotName: "e2e", Description: "e2e-real",
+			VMID:         ptrTo(int32(vmid)), //nolint:gosec // a VMID of the range, at most 999999999
+			NodeName:     tg.Node(), SnapshotName: "e2e", Description: "e2e-real",
 		}}
 	if err := h.Kube.Create(t.Context(), snap); err != nil {
 		t.Fatal(err)
