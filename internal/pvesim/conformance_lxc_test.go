@@ -118,7 +118,7 @@ func TestLXCLifecycleWithGoProxmox(t *testing.T) {
 	}
 	task, err = ct.Shutdown(ctx, true, 30)
 	mustWait(t, c, "shutdown", task, err)
-	// A stopped CT has no interfaces: data null (see conformance_lxc_config_test.go).
+	// A stopped CT has no interfaces: data null (pve-container src/PVE/API2/LXC.pm, get_interfaces).
 	if ifs, err := ct.Interfaces(ctx); err != nil || len(ifs) != 0 {
 		t.Fatalf("interfaces of a stopped CT: %v %v", ifs, err)
 	}

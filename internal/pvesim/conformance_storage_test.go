@@ -231,7 +231,7 @@ func TestCustomCertificateWithGoProxmox(t *testing.T) {
 	certPEM, keyPEM := testcert.Pair(t, testcert.EC(t))
 	_, otherKey := testcert.Pair(t, testcert.EC(t))
 	if err := node.UploadCustomCertificate(ctx, &proxmox.CustomCertificate{Certificates: certPEM, Key: otherKey}); err == nil ||
-		!strings.Contains(err.Error(), "key does not match the certificate (chain)") {
+		!strings.Contains(err.Error(), "key does not match the certificate (chain)") { // pve-manager PVE/CertHelpers.pm, set_cert_files
 		t.Fatalf("mismatched key: %v", err)
 	}
 	if err := node.UploadCustomCertificate(ctx, &proxmox.CustomCertificate{Certificates: certPEM, Key: keyPEM, Restart: true}); err != nil {
@@ -259,7 +259,7 @@ func TestCustomCertificateWithGoProxmox(t *testing.T) {
 		t.Fatalf("info with custom: %v %+v", err, infos)
 	}
 	if err := n2.UploadCustomCertificate(ctx, &proxmox.CustomCertificate{Certificates: certPEM, Key: keyPEM, Restart: true}); err == nil ||
-		!strings.Contains(err.Error(), "force flag is not set") {
+		!strings.Contains(err.Error(), "force flag is not set") { // pve-manager PVE/CertHelpers.pm, set_cert_files
 		t.Fatalf("second upload without force: %v", err)
 	}
 	// Deleting the files without a restart leaves pveproxy serving what it

@@ -85,6 +85,8 @@ func wantTaskFailure(t *testing.T, c *proxmox.Client, task *proxmox.Task, wantMs
 	}
 }
 
+// create_vm reserves the VMID with a config locked "create" before forking
+// (qemu-server src/PVE/API2/Qemu.pm, create_vm: create_and_lock_config).
 func TestCreateReservesVMIDAndLocksUntilDisksExist(t *testing.T) {
 	sim := startSim(t, pvesim.Options{TaskDurations: map[string]time.Duration{"qmcreate": 400 * time.Millisecond}})
 	c := tokenClient(t, sim)

@@ -56,7 +56,8 @@ func TestListenersShareOneClusterAndGoDownAndUp(t *testing.T) {
 		t.Fatalf("down through its own listener: %v", err)
 	}
 	_ = res.Body.Close()
-	// The listener closes once its answer is written: a new connection made
+	// Not PVE's code but the network's: a node whose pveproxy is gone refuses
+	// connections. The listener closes once its answer is written: a new connection made
 	// right after may still race that close, so try fresh connections for a
 	// moment (keep-alive ones are cut, not refused).
 	fresh := httpClientFor(t, sim)

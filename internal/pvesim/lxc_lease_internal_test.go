@@ -5,7 +5,8 @@ import "testing"
 // TestLXCDHCPLeasesDiffer checks that every container on dhcp gets its own
 // address: PVE's containers take whatever the DHCP server hands out, which
 // is one address per guest, and the provider reports it as the guest's
-// ipAddress (VMIDs 100 and 101 both got 10.10.0.101 before).
+// ipAddress (VMIDs 100 and 101 both got 10.10.0.101 before). The address is read
+// as PVE serves it: pve-container src/PVE/API2/LXC.pm, get_interfaces.
 func TestLXCDHCPLeasesDiffer(t *testing.T) {
 	seen := map[string]int{}
 	for vmid := 100; vmid < 65536; vmid++ {

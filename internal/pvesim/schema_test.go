@@ -77,7 +77,8 @@ func loadSchemaIndex[N any](t *testing.T, parts func(N) (string, []N)) map[strin
 
 // TestRouteSpecsMatchPVESchema checks every route and parameter the simulator declares
 // against PVE's own schema: the method exists, each parameter exists with the same type,
-// required-ness, enumeration and `requires` (the parameter it needs beside it).
+// required-ness, enumeration and `requires` (the parameter it needs beside it; pve-common
+// src/PVE/JSONSchema.pm, validate: "missing property required by ...").
 func TestRouteSpecsMatchPVESchema(t *testing.T) {
 	schema := loadSchema(t)
 	specs := pvesim.RouteSpecs()

@@ -16,7 +16,8 @@ var snapshotRoutes = []struct{ method, path string }{
 }
 
 // The simulator's snapshot-name check is PVE's schema for snapname on every
-// snapshot route: format pve-configid, at most 40 characters.
+// snapshot route: format pve-configid, at most 40 characters (pve-common
+// src/PVE/JSONSchema.pm, standard option pve-snapshot-name; qemu-server src/PVE/API2/Qemu.pm, snapshot).
 func TestSnapshotNameRulesMatchPVESchema(t *testing.T) {
 	idx := loadSchemaRaw(t)
 	for _, r := range snapshotRoutes {
