@@ -102,8 +102,10 @@ type Marked struct {
 }
 
 // FindMarked finds the guests of the identity's type named name (as the kind
-// names the guests it creates; template tells whether the kind's guests are
-// templates) whose marker names mg's kind, namespace and name. Names come
+// names the guests it creates) whose marker names mg's kind, namespace and
+// name. A kind of guests (template false) finds no template; a kind of
+// templates finds a guest not converted yet as well: a build interrupted
+// between the create and the conversion is resumed on it. Names come
 // from the connection's one /cluster/resources view; only the configuration
 // of guests bearing the name is read, never one per guest.
 func (id Identity) FindMarked(ctx context.Context, mg metav1.Object, name string, template bool) ([]Marked, error) {
@@ -117,7 +119,7 @@ func (id Identity) FindMarked(ctx context.Context, mg metav1.Object, name string
 	me := id.MarkerOf(mg)
 	var out []Marked
 	for _, r := range rows {
-		if r.Name != name || r.Template != template || (r.Type != "" && r.Type != string(id.Type)) {
+		if r.Name != name || (r.Template && !template) || (r.Type != "" && r.Type != string(id.Type)) {
 			continue
 		}
 		ref := pve.GuestRef{Type: id.Type, Node: r.Node, VMID: r.VMID}
@@ -138,7 +140,8 @@ func (id Identity) FindMarked(ctx context.Context, mg metav1.Object, name string
 
 // AdoptTarget is what a resource without an external name tells
 // AdoptExisting: the name its kind gives guests, whether they are
-// templates, and where it records an adoption.
+// templates (then a marked guest not converted yet is adopted too, see
+// FindMarked), and where it records an adoption.
 type AdoptTarget struct {
 	Name     string
 	Template bool

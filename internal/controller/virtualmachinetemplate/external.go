@@ -76,7 +76,9 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.VirtualMachineTempl
 	}
 	if name == "" && !meta.WasDeleted(cr) {
 		// A template marked by this resource's namespace and name is
-		// adopted, not built again (guest.AdoptExisting).
+		// adopted, not built again (guest.AdoptExisting); so is a VM whose
+		// build stopped before the conversion (the provider or the control
+		// plane lost): the build resumes on it below.
 		adopted, wait, err := e.id.AdoptExisting(ctx, cr, guest.AdoptTarget{Name: cr.Spec.Name, Template: true, Status: &cr.Status.Adoption})
 		if err != nil || wait {
 			return managed.ExternalObservation{ResourceExists: wait, ResourceUpToDate: wait}, err

@@ -21,10 +21,18 @@ limitations under the License.
 package crashtest
 
 import (
+	"context"
 	"os"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	"github.com/kubemox/provider-proxmox/internal/provider/providertest"
@@ -94,5 +102,91 @@ func TestKilledInTheMiddleOfTheBuild(t *testing.T) {
 			f.WaitReady(t, p2, template(f), wait)
 			assertOneTemplate(t, f)
 		})
+	}
+}
+
+// The control plane is lost in the middle of the build: the VM is created
+// (with the resource's marker) and not converted yet, and the resource
+// comes back as a new object (a new UID, no external name), as on a
+// management cluster rebuilt from Git. It adopts the half-built VM and
+// converts it: one guest, a template, Ready, and no second create.
+func TestControlPlaneLostInTheMiddleOfTheBuild(t *testing.T) {
+	f := pe.NewSimFixture(t, "vmt-lost", pvesim.Options{Nodes: []string{node}, LogRequests: true})
+	f.KillWhileAnswerHeld(t, &pe, "POST", "/nodes/*/qemu", template(f), wait)
+	halfBuilt := waitHalfBuilt(t, f)
+
+	// The old objects go without the provider (their finalizers with them):
+	// the new control plane never had them.
+	old := template(f)
+	forget(t, f, old)
+	image := &v1alpha1.StorageDownloadURL{}
+	image.SetNamespace(f.Namespace)
+	image.SetName(old.Name + "-image")
+	forget(t, f, image)
+
+	f.Sim.ResetCounters()
+	again := template(f)
+	if err := f.Kube.Create(context.Background(), again); err != nil {
+		t.Fatal(err)
+	}
+	p := pe.StartProvider(t)
+	f.WaitReady(t, p, again, wait)
+	assertOneTemplate(t, f)
+	if got := meta.GetExternalName(again); got != strconv.Itoa(halfBuilt) {
+		t.Errorf("external name %q, want the half-built VM %d", got, halfBuilt)
+	}
+	if a := again.Status.Adoption; a == nil || int(a.VMID) != halfBuilt {
+		t.Errorf("status.adoption %+v, want VMID %d", a, halfBuilt)
+	}
+	for _, r := range f.Sim.RequestLog() {
+		if r.Method == "POST" && createPath.MatchString(r.Path) {
+			t.Errorf("the new object sent %s %s: a second build", r.Method, r.Path)
+		}
+	}
+}
+
+var createPath = regexp.MustCompile(`^/nodes/[^/]+/qemu$`)
+
+// waitHalfBuilt waits until the create task ended (the VM named, unlocked)
+// and returns the VM's VMID: it is marked and not a template.
+func waitHalfBuilt(t *testing.T, f *providertest.SimFixture) int {
+	t.Helper()
+	deadline := time.Now().Add(wait)
+	for {
+		if gs := f.Sim.Guests(); len(gs) == 1 && gs[0].Lock == "" && gs[0].Config["name"] != "" {
+			if gs[0].Template || !strings.Contains(gs[0].Config["description"], "crossplane: "+f.Namespace+"/tmpl uid=") {
+				t.Fatalf("guest %d after the create: template %v description %q, want our VM, not converted", gs[0].VMID, gs[0].Config["template"], gs[0].Config["description"])
+			}
+			return gs[0].VMID
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no created VM after %s: %+v", wait, f.Sim.Guests())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// forget deletes obj from the API server without the provider: its
+// finalizers are dropped first.
+func forget(t *testing.T, f *providertest.SimFixture, obj client.Object) {
+	t.Helper()
+	ctx := context.Background()
+	key := client.ObjectKeyFromObject(obj)
+	if err := f.Kube.Get(ctx, key, obj); err != nil {
+		t.Fatalf("read %s: %v", key, err)
+	}
+	obj.SetFinalizers(nil)
+	if err := f.Kube.Update(ctx, obj); err != nil {
+		t.Fatalf("drop the finalizers of %s: %v", key, err)
+	}
+	if err := f.Kube.Delete(ctx, obj); client.IgnoreNotFound(err) != nil {
+		t.Fatalf("delete %s: %v", key, err)
+	}
+	deadline := time.Now().Add(wait)
+	for !kerrors.IsNotFound(f.Kube.Get(ctx, key, obj)) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s still there", key)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
