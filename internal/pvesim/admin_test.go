@@ -9,24 +9,18 @@ import (
 
 	proxmox "github.com/luthermonson/go-proxmox"
 
+	"github.com/kubemox/provider-proxmox/internal/pveraw"
 	"github.com/kubemox/provider-proxmox/internal/pvesim"
 )
 
 // adminCall calls the /_sim/ API, which needs no PVE credentials.
 func adminCall(t *testing.T, sim *pvesim.Server, method, path, body string) rawResponse {
 	t.Helper()
-	req, err := http.NewRequestWithContext(testCtx(t), method, sim.URL()+path, strings.NewReader(body))
+	res, err := pveraw.Send(testCtx(t), httpClientFor(t, sim), method, sim.URL()+path, "", body, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := httpClientFor(t, sim).Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	out := rawResponse{Status: res.StatusCode, Body: map[string]json.RawMessage{}}
-	_ = json.NewDecoder(res.Body).Decode(&out.Body)
-	return out
+	return rawResponse{res}
 }
 
 func TestHoldResponseAppliesThenHolds(t *testing.T) {

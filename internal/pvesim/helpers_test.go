@@ -7,15 +7,13 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
-	"net/url"
-	"strings"
 	"testing"
 	"time"
 
 	proxmox "github.com/luthermonson/go-proxmox"
 
+	"github.com/kubemox/provider-proxmox/internal/pveraw"
 	"github.com/kubemox/provider-proxmox/internal/pvesim"
 )
 
@@ -67,68 +65,30 @@ func testCtx(t *testing.T) context.Context {
 	return ctx
 }
 
-// rawResponse is a decoded PVE answer with its status.
-type rawResponse struct {
-	Status int
-	// StatusLine is the code and reason phrase ("500 VM is locked (clone)").
-	StatusLine string
-	Header     http.Header
-	Body       map[string]json.RawMessage
-	Text       string
-}
+// rawResponse is a decoded PVE answer with its status (pveraw's, which the
+// conformance suite uses too).
+type rawResponse struct{ pveraw.Response }
 
-func (r rawResponse) message() string {
-	var m string
-	_ = json.Unmarshal(r.Body["message"], &m)
-	return m
-}
+func (r rawResponse) message() string { return r.Message() }
 
-func (r rawResponse) errors() map[string]string {
-	m := map[string]string{}
-	_ = json.Unmarshal(r.Body["errors"], &m)
-	return m
-}
+func (r rawResponse) errors() map[string]string { return r.Errors() }
 
-// rawCall sends one request with a token (auth "token"), no credentials (""), or a
-// ticket+CSRF pair (auth "ticket", using the values given).
+// rawCall sends one request with the headers given (tokenHeader, none, or a
+// ticket cookie and CSRF token) and body (none when empty) of contentType.
 func rawCall(t *testing.T, sim *pvesim.Server, method, path, contentType, body string, hdr map[string]string) rawResponse {
 	t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(testCtx(t), method, sim.APIURL()+path, rd)
+	res, err := pveraw.Send(testCtx(t), httpClientFor(t, sim), method, sim.APIURL()+path, contentType, body, hdr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
-	for k, v := range hdr {
-		req.Header.Set(k, v)
-	}
-	res, err := httpClientFor(t, sim).Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	out := rawResponse{Status: res.StatusCode, StatusLine: res.Status, Header: res.Header, Text: string(b), Body: map[string]json.RawMessage{}}
-	_ = json.Unmarshal(b, &out.Body)
-	return out
+	return rawResponse{res}
 }
 
 func tokenHeader() map[string]string {
 	return map[string]string{"Authorization": "PVEAPIToken=" + testTokenID + "=" + testSecret}
 }
 
-func form(kv ...string) string {
-	v := url.Values{}
-	for i := 0; i+1 < len(kv); i += 2 {
-		v.Add(kv[i], kv[i+1])
-	}
-	return v.Encode()
-}
+func form(kv ...string) string { return pveraw.Params(kv...).Encode() }
 
 func jsonBody(t *testing.T, v any) string {
 	t.Helper()

@@ -2,57 +2,19 @@ package pveconformance
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
-	"strings"
 	"time"
+
+	"github.com/kubemox/provider-proxmox/internal/pveraw"
 )
 
-// Response is one raw answer: its status, and its body decoded where it is
-// PVE's JSON envelope.
-type Response struct {
-	Status int
-	// StatusLine is the code and reason ("500 VM is locked (clone)"); PVE
-	// puts its message in the reason phrase.
-	StatusLine string
-	Header     http.Header
-	Body       map[string]json.RawMessage
-	Text       string
-}
-
-// Message is the envelope's "message".
-func (r Response) Message() string {
-	var m string
-	_ = json.Unmarshal(r.Body["message"], &m)
-	return m
-}
-
-// Errors is the envelope's per-parameter "errors".
-func (r Response) Errors() map[string]string {
-	m := map[string]string{}
-	_ = json.Unmarshal(r.Body["errors"], &m)
-	return m
-}
-
-// Data decodes the envelope's "data" into v.
-func (r Response) Data(v any) error {
-	if err := json.Unmarshal(r.Body["data"], v); err != nil {
-		return fmt.Errorf("decode data of %q: %w", r.Text, err)
-	}
-	return nil
-}
+// Response is one raw answer (the shape the simulator's own tests use too).
+type Response = pveraw.Response
 
 // Params builds parameters from key, value pairs.
-func Params(kv ...string) url.Values {
-	v := url.Values{}
-	for i := 0; i+1 < len(kv); i += 2 {
-		v.Add(kv[i], kv[i+1])
-	}
-	return v
-}
+func Params(kv ...string) url.Values { return pveraw.Params(kv...) }
 
 // Raw sends one request authenticated as the target's user (the token if
 // there is one), parameters in the query (GET, DELETE) or a form body.
@@ -66,37 +28,11 @@ func (tg *Target) Raw(ctx context.Context, method, path string, params url.Value
 
 // RawAs sends one request with exactly the headers given (none: anonymous).
 func (tg *Target) RawAs(ctx context.Context, method, path string, params url.Values, headers map[string]string) (Response, error) {
-	target := tg.apiURL + path
-	var body io.Reader
-	if method == http.MethodGet || method == http.MethodDelete {
-		if len(params) > 0 {
-			target += "?" + params.Encode()
-		}
-	} else if params != nil {
-		body = strings.NewReader(params.Encode())
-	}
-	req, err := http.NewRequestWithContext(ctx, method, target, body)
-	if err != nil {
-		return Response{}, err
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	}
-	for k, v := range headers {
-		req.Header.Set(k, v)
-	}
-	res, err := tg.HTTPClient().Do(req)
+	res, err := pveraw.Form(ctx, tg.HTTPClient(), method, tg.apiURL+path, params, headers)
 	if err != nil {
 		return Response{}, fmt.Errorf("%s %s: %w", method, path, err)
 	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		return Response{}, fmt.Errorf("%s %s: read the answer: %w", method, path, err)
-	}
-	out := Response{Status: res.StatusCode, StatusLine: res.Status, Header: res.Header, Text: string(b), Body: map[string]json.RawMessage{}}
-	_ = json.Unmarshal(b, &out.Body)
-	return out, nil
+	return res, nil
 }
 
 // authHeaders are the token header, or a ticket cookie and CSRF token from a
@@ -153,11 +89,4 @@ func (tg *Target) WaitTask(ctx context.Context, node, upid string) (string, erro
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-}
-
-// UPID is the UPID a task-starting answer carries in data.
-func (r Response) UPID() string {
-	var s string
-	_ = json.Unmarshal(r.Body["data"], &s)
-	return s
 }
