@@ -129,3 +129,55 @@ var errNilTask = errors.New("nil task")
 func nodeRef(c *proxmox.Client) *proxmox.Node { return c.NodeRef("pve") }
 
 func asAPIError(err error, target **proxmox.APIError) bool { return errors.As(err, target) }
+
+// getData GETs a path with the token and returns the raw "data" value decoded generically.
+func getData(t *testing.T, sim *pvesim.Server, path string) any {
+	t.Helper()
+	res := rawCall(t, sim, http.MethodGet, path, "", "", tokenHeader())
+	if res.Status != 200 {
+		t.Fatalf("GET %s: %d %s", path, res.Status, res.Text)
+	}
+	var v any
+	if err := json.Unmarshal(res.Body["data"], &v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func getMap(t *testing.T, sim *pvesim.Server, path string) map[string]any {
+	t.Helper()
+	m, ok := getData(t, sim, path).(map[string]any)
+	if !ok {
+		t.Fatalf("GET %s: not an object", path)
+	}
+	return m
+}
+
+func apiErr(t *testing.T, err error) *proxmox.APIError {
+	t.Helper()
+	var ae *proxmox.APIError
+	if !errors.As(err, &ae) {
+		t.Fatalf("want *APIError, got %v", err)
+	}
+	return ae
+}
+
+func wantTaskFailure(t *testing.T, c *proxmox.Client, task *proxmox.Task, wantMsg string) {
+	t.Helper()
+	err := waitTask(t, c, task)
+	if !proxmox.IsTaskFailed(err) {
+		t.Fatalf("want failed task %q, got %v", wantMsg, err)
+	}
+	var tfe *proxmox.TaskFailedError
+	errors.As(err, &tfe)
+	if tfe.ExitStatus != wantMsg {
+		t.Fatalf("exit status %q, want %q", tfe.ExitStatus, wantMsg)
+	}
+	log, err := task.Log(testCtx(t), 0, 500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := log[len(log)-1]; last != "TASK ERROR: "+wantMsg {
+		t.Fatalf("last log line %q, want the exit status after \"TASK ERROR: \"", last)
+	}
+}
