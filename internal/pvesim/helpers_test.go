@@ -181,3 +181,31 @@ func wantTaskFailure(t *testing.T, c *proxmox.Client, task *proxmox.Task, wantMs
 		t.Fatalf("last log line %q, want the exit status after \"TASK ERROR: \"", last)
 	}
 }
+
+// mustWait fails t unless the request was accepted and its task ended OK.
+func mustWait(t *testing.T, c *proxmox.Client, what string, task *proxmox.Task, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	if err := waitTask(t, c, task); err != nil {
+		t.Fatalf("%s task: %v", what, err)
+	}
+}
+
+func volids(list []*proxmox.StorageContent) []string {
+	out := make([]string, 0, len(list))
+	for _, c := range list {
+		out = append(out, c.Volid)
+	}
+	return out
+}
+
+func hasVolume(list []*proxmox.StorageContent, volid string) bool {
+	for _, v := range volids(list) {
+		if v == volid {
+			return true
+		}
+	}
+	return false
+}

@@ -25,35 +25,23 @@
 // source and fails on an endpoint or parameter of the surface without one.
 //
 // Where the tests are. The behaviour tests of internal/pvesim moved here
-// (LXC create, config and texts, snapshots, tasks and warnings, download-url,
-// certificates, migration and its preconditions, locks, storage import,
-// network, SDN); a case that needs what only the simulator can stage (a
-// guest with host devices or a backup lock, a shared storage, an HA
-// resource, a timed task, a short config-lock timeout, storage content
-// types) asks tcase.requireSim and skips on a real target saying why. What
-// stays in internal/pvesim: its own machinery (admin API, persistence,
-// listeners, holds, faults, fuzz, benchmarks, the schema and route checks)
-// and, still to move, conformance_test.go (QEMU create, clone, config,
-// snapshot and agent cases), conformance_lxc_test.go (the go-proxmox LXC
-// lifecycle) and conformance_storage_test.go (go-proxmox decoding of
-// storage, pools and certificates): they are written on go-proxmox and the
-// simulator's seeding, and move with the same recipe:
-//
-//	startSim(t, opts)             -> tg := target(t, opts) (opts apply to the simulator only)
-//	tokenClient(t, sim)           -> tg.Client() (go-proxmox; the token, else the password)
-//	rawCall(t, sim, m, p, ...)    -> tg.raw(m, p, Params(k, v, ...)); tg.data(p, params, &v) for a GET
-//	waitTask / wantTaskFailure    -> tg.task(upid) returns the exit status; tg.mustTask(m, p, params)
-//	sim.AddGuest(...) of a VM     -> tg.createVM(purpose, extra params...) / tg.createCT(...),
-//	                                 or tg.seedGuest(sim, seed) for a simulator-only fixture
-//	a literal VMID                -> tg.vmid() (a fresh id of the range)
-//	sim.AddTemplate(...)          -> tg.Config().TemplateVMID (seeded on the simulator)
-//	"/nodes/pve/qemu/100/config"  -> tg.guestPath("qemu", id, "/config")
-//	sim.<staging>(...)            -> sim := tg.requireSim("why a real PVE cannot do it")
-//	inside t.Run                  -> tg := tg.in(t)
-//
-// then covers(tg, ...) naming the endpoints and parameters it exercises,
-// and a comment citing the PVE sub behind each expectation. A guest it
-// creates outside createVM/createCT gets tg.GuestName(purpose) and
-// "pool", tg.Pool(), so a real run can clean it up; expected texts carrying
-// a node or VMID are built from tg.Node() and the allocated VMID.
+// (QEMU create, clone, config, snapshots, agent and go-proxmox's traps;
+// the go-proxmox LXC lifecycle, LXC create, config and texts; storage,
+// download-url, OCI pulls, pools and certificates through go-proxmox;
+// tasks and warnings, migration and its preconditions, locks, storage
+// import, network, SDN); a case that needs what only the simulator can
+// stage (a task slowed down to be seen running, a guest with host devices
+// or a backup lock, a shared storage, an HA resource, an agent that starts
+// answering, a short config-lock timeout, storage content types, URLs and
+// faults it serves) asks tcase.requireSim and skips on a real target
+// saying why. What stays in internal/pvesim is its own machinery (admin
+// API, persistence, listeners, holds, faults, fuzz, benchmarks, the schema
+// and route checks). A new case follows the same recipe: tg := target(t,
+// opts) (opts apply to the simulator only), tg.raw / tg.data / tg.mustTask
+// for the wire, tg.goClient() where what go-proxmox makes of an answer
+// matters, VMIDs from tg.vmid(), names from tg.GuestName, "pool" tg.Pool()
+// on every guest it creates, covers(tg, ...) naming the endpoints and
+// parameters it exercises, and a comment citing the PVE sub behind each
+// expectation; expected texts carrying a node or VMID are built from
+// tg.Node() and the allocated VMID.
 package pveconformance
