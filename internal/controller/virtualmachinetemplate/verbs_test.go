@@ -33,6 +33,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
@@ -178,14 +179,45 @@ func TestObserve(t *testing.T) {
 	}
 }
 
+// createCase is one Create case: the resource as setup leaves it, the
+// error or events wanted, and what else to check.
+type createCase struct {
+	reason string
+	setup  func(t *testing.T, f *fixture) *v1alpha1.VirtualMachineTemplate
+	err    string
+	events []string
+	check  func(t *testing.T, f *fixture, cr *v1alpha1.VirtualMachineTemplate)
+}
+
+// importedFromPath is the case of a template (from template) whose 2G
+// image is there as iso content, as root@pam: the VM's disk is imported
+// from the volume's file path, which an event names.
+func importedFromPath(reason string, template func(*testing.T, *fixture) *v1alpha1.VirtualMachineTemplate, path string) createCase {
+	return createCase{
+		reason: reason,
+		setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachineTemplate {
+			cr := template(t, f)
+			f.cl = guesttest.RootClient(t, f.sim)
+			cr = f.stored(t, cr)
+			f.imageReady(t, cr)
+			return cr
+		},
+		events: []string{string(guest.ReasonCreating)},
+		check: func(t *testing.T, f *fixture, cr *v1alpha1.VirtualMachineTemplate) {
+			vmid, _ := strconv.Atoi(meta.GetExternalName(cr))
+			g, _ := f.sim.Guest(vmid)
+			if !strings.Contains(g.Config["scsi0"], "size=2G") {
+				t.Errorf("scsi0 %q: want the 2G image imported from %s", g.Config["scsi0"], path)
+			}
+			if !f.log.Mentions(path) {
+				t.Errorf("no event names the path imported from (%s); events %v", path, f.log.Reasons())
+			}
+		},
+	}
+}
+
 func TestCreate(t *testing.T) {
-	cases := map[string]struct {
-		reason string
-		setup  func(t *testing.T, f *fixture) *v1alpha1.VirtualMachineTemplate
-		err    string
-		events []string
-		check  func(t *testing.T, f *fixture, cr *v1alpha1.VirtualMachineTemplate)
-	}{
+	cases := map[string]createCase{
 		"MakesTheImage": {
 			reason: "The first step makes the StorageDownloadURL, owned by the template.",
 			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachineTemplate {
@@ -242,27 +274,12 @@ func TestCreate(t *testing.T) {
 				}
 			},
 		},
-		"CreatesTheVMFromThePathAsRoot": {
-			reason: "With the iso image there (the root@pam fallback), the disk is imported from the volume's file path.",
-			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachineTemplate {
+		"CreatesTheVMFromThePathAsRoot": importedFromPath(
+			"With the iso image there (the root@pam fallback), the disk is imported from the volume's file path.",
+			func(t *testing.T, f *fixture) *v1alpha1.VirtualMachineTemplate {
 				f.withoutImportContent(t)
-				f.cl = guesttest.RootClient(t, f.sim)
-				cr := f.stored(t, newTemplate("rootvm"))
-				f.imageReady(t, cr)
-				return cr
-			},
-			events: []string{string(guest.ReasonCreating)},
-			check: func(t *testing.T, f *fixture, cr *v1alpha1.VirtualMachineTemplate) {
-				vmid, _ := strconv.Atoi(meta.GetExternalName(cr))
-				g, _ := f.sim.Guest(vmid)
-				if !strings.Contains(g.Config["scsi0"], "size=2G") {
-					t.Errorf("scsi0 %q: want the 2G image imported from /var/lib/vz/template/iso/debian-12.img", g.Config["scsi0"])
-				}
-				if !f.log.Mentions("/var/lib/vz/template/iso/debian-12.img") {
-					t.Errorf("no event names the path imported from; events %v", f.log.Reasons())
-				}
-			},
-		},
+				return newTemplate("rootvm")
+			}, "/var/lib/vz/template/iso/debian-12.img"),
 		"TalosISOAsRoot": {
 			reason: "An iso imageConfig named .iso (a disk image, as Talos ships): import content refuses the name (pve-storage's $UPLOAD_IMPORT_EXT_RE_1), so it stays iso content, with an event, as root@pam.",
 			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachineTemplate {
@@ -336,26 +353,10 @@ func TestCreate(t *testing.T) {
 				}
 			},
 		},
-		"CreatesTheVMFromTheTalosISO": {
-			reason: "With the .iso image there, the disk is imported from the volume's file path (root@pam).",
-			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachineTemplate {
-				f.cl = guesttest.RootClient(t, f.sim)
-				cr := f.stored(t, talosTemplate("talosvm"))
-				f.imageReady(t, cr)
-				return cr
-			},
-			events: []string{string(guest.ReasonCreating)},
-			check: func(t *testing.T, f *fixture, cr *v1alpha1.VirtualMachineTemplate) {
-				vmid, _ := strconv.Atoi(meta.GetExternalName(cr))
-				g, _ := f.sim.Guest(vmid)
-				if !strings.Contains(g.Config["scsi0"], "size=2G") {
-					t.Errorf("scsi0 %q: want the 2G image imported", g.Config["scsi0"])
-				}
-				if !f.log.Mentions("/var/lib/vz/template/iso/talos-amd64.iso") {
-					t.Errorf("no event names the path imported from; events %v", f.log.Reasons())
-				}
-			},
-		},
+		"CreatesTheVMFromTheTalosISO": importedFromPath(
+			"With the .iso image there, the disk is imported from the volume's file path (root@pam).",
+			func(*testing.T, *fixture) *v1alpha1.VirtualMachineTemplate { return talosTemplate("talosvm") },
+			"/var/lib/vz/template/iso/talos-amd64.iso"),
 		"MissingSnippetRefused": {
 			reason: "cloudInitConfig.custom naming a snippet not on the node: refused, naming kubemox's volume, before the image is made.",
 			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachineTemplate {
@@ -499,10 +500,36 @@ func TestDeleteRefusedWhileALinkedCloneUsesTheTemplate(t *testing.T) {
 // UID, no external name) over the template its predecessor built in this
 // management cluster: Observe adopts it, and nothing is built again.
 func TestReappliedTemplateAdoptsItsTemplate(t *testing.T) {
+	cases := map[string]struct {
+		reason   string
+		template bool
+		want     observation
+	}{
+		"Built": {reason: "A finished template marked by the resource is adopted, built.", template: true,
+			want: observation{Exists: true, Step: v1alpha1.TemplateStepDone, Ready: corev1.ConditionTrue}},
+		"HalfBuilt": {reason: "A VM marked by the resource and not converted yet (the build interrupted) is adopted; Create converts it next.",
+			want: observation{Exists: false, Step: v1alpha1.TemplateStepTemplate, Ready: corev1.ConditionFalse}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			cr, obs := reapplyOver(t, tc.template)
+			got := observation{Exists: obs.ResourceExists, Step: cr.Status.Step, Ready: cr.GetCondition(xpv2.TypeReady).Status}
+			if diff := cmp.Diff(tc.want, got); diff != "" || meta.GetExternalName(cr) != strconv.Itoa(seedVMID) {
+				t.Errorf("%s\nexternal name %q, observation -want +got:\n%s", tc.reason, meta.GetExternalName(cr), diff)
+			}
+		})
+	}
+}
+
+// reapplyOver seeds a VM (a template or not) marked by a template resource
+// of cluster-a, then observes a new object of that resource (another UID)
+// and checks it adopted the VM, recording the adoption, with reads only.
+func reapplyOver(t *testing.T, template bool) (*v1alpha1.VirtualMachineTemplate, managed.ExternalObservation) {
+	t.Helper()
 	f := newFixture(t, pvesim.Options{})
 	id := guest.Identity{Kube: f.kube, Client: f.cl, Connection: "default", VMIDs: pve.NewVMIDAllocator(0), Record: f.log, Type: pve.QEMU, Noun: "VM", Kind: v1alpha1.VirtualMachineTemplateKind, Cluster: "cluster-a"}
 	old := newTemplate("debian-12")
-	if err := f.sim.AddGuest(pvesim.GuestSeed{Node: testNode, VMID: seedVMID, Template: true, Config: map[string]string{
+	if err := f.sim.AddGuest(pvesim.GuestSeed{Node: testNode, VMID: seedVMID, Template: template, Config: map[string]string{
 		"name": old.Spec.Name, "scsi0": "local-lvm:8", "description": guest.WithMarker("", id.MarkerOf(old)),
 	}}); err != nil {
 		t.Fatal(err)
@@ -515,9 +542,6 @@ func TestReappliedTemplateAdoptsItsTemplate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if meta.GetExternalName(cr) != strconv.Itoa(seedVMID) || !obs.ResourceExists || cr.Status.Step != v1alpha1.TemplateStepDone {
-		t.Errorf("external name %q, exists %v, step %q: want the template %d adopted, built", meta.GetExternalName(cr), obs.ResourceExists, cr.Status.Step, seedVMID)
-	}
 	if a := cr.Status.Adoption; a == nil || a.VMID != seedVMID || a.FromCluster != "cluster-a" || a.PreviousUID != string(old.UID) {
 		t.Errorf("status.adoption %+v", a)
 	}
@@ -526,4 +550,5 @@ func TestReappliedTemplateAdoptsItsTemplate(t *testing.T) {
 			t.Errorf("adopting sent %s %s", r.Method, r.Path)
 		}
 	}
+	return cr, obs
 }
