@@ -227,7 +227,7 @@ func TestPoolsWithGoProxmox(t *testing.T) {
 		t.Fatal(err)
 	}
 	rs, err := cl.Resources(ctx, "vm")
-	if i := slices.IndexFunc(rs, func(r *proxmox.ClusterResource) bool { return r.VMID == uint64(id) }); err != nil || i < 0 || rs[i].Pool != dev {
+	if i := slices.IndexFunc(rs, func(r *proxmox.ClusterResource) bool { return r.ID == "lxc/"+itoa(id) }); err != nil || i < 0 || rs[i].Pool != dev {
 		t.Errorf("pool in cluster resources: %v", err)
 	}
 	if err := devPool.Delete(ctx); err == nil || !strings.Contains(err.Error(), "pool '"+dev+"' is not empty (contains VM "+itoa(id)+")") {

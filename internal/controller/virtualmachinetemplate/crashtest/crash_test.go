@@ -22,6 +22,7 @@ package crashtest
 
 import (
 	"context"
+	"net/http"
 	"os"
 	"regexp"
 	"strconv"
@@ -139,7 +140,7 @@ func TestControlPlaneLostInTheMiddleOfTheBuild(t *testing.T) {
 		t.Errorf("status.adoption %+v, want VMID %d", a, halfBuilt)
 	}
 	for _, r := range f.Sim.RequestLog() {
-		if r.Method == "POST" && createPath.MatchString(r.Path) {
+		if r.Method == http.MethodPost && createPath.MatchString(r.Path) {
 			t.Errorf("the new object sent %s %s: a second build", r.Method, r.Path)
 		}
 	}
@@ -179,7 +180,7 @@ func forget(t *testing.T, f *providertest.SimFixture, obj client.Object) {
 	if err := f.Kube.Update(ctx, obj); err != nil {
 		t.Fatalf("drop the finalizers of %s: %v", key, err)
 	}
-	if err := f.Kube.Delete(ctx, obj); client.IgnoreNotFound(err) != nil {
+	if err := client.IgnoreNotFound(f.Kube.Delete(ctx, obj)); err != nil {
 		t.Fatalf("delete %s: %v", key, err)
 	}
 	deadline := time.Now().Add(wait)
