@@ -106,19 +106,24 @@ func TestQemuFailedCreateRemovesConfig(t *testing.T) {
 // vm images". No task, no config either way.
 func TestQemuCreateChecksDiskStoragesBeforeForking(t *testing.T) {
 	tg := target(t, pvesim.Options{})
-	covers(tg, "POST /nodes/{node}/qemu vmid scsi[n]")
 	id := tg.vmid()
 	create := func(disk string) Response {
 		return tg.raw(http.MethodPost, "/nodes/"+url.PathEscape(tg.Node())+"/qemu", Params("vmid", itoa(id), "name", tg.GuestName("storages"), "pool", tg.Pool(), "scsi0", disk))
 	}
 	t.Cleanup(func() { tg.destroy("qemu", id) })
-	missing := Prefix + "nowhere"
-	if res := create(missing + ":1"); res.Status != http.StatusInternalServerError || strings.TrimSpace(res.Message()) != "storage '"+missing+"' does not exist" {
-		t.Errorf("scsi0 on a missing storage: %s %q", res.StatusLine, res.Message())
-	}
-	if tg.guestExists("qemu", id) {
-		t.Fatal("a refused create must leave no config")
-	}
+	t.Run("MissingStorage", func(t *testing.T) {
+		tg := tg.in(t)
+		if tg.IsReal() && tg.User() != "root@pam" {
+			t.Skip("PVE first checks Datastore.AllocateSpace on /storage/<id>, which the suite's role holds on named storages only: a 403 before the check this case is about")
+		}
+		missing := Prefix + "nowhere"
+		if res := create(missing + ":1"); res.Status != http.StatusInternalServerError || strings.TrimSpace(res.Message()) != "storage '"+missing+"' does not exist" {
+			t.Errorf("scsi0 on a missing storage: %s %q", res.StatusLine, res.Message())
+		}
+		if tg.guestExists("qemu", id) {
+			t.Error("a refused create must leave no config")
+		}
+	})
 	t.Run("StorageWithoutImages", func(t *testing.T) {
 		tg := tg.in(t)
 		if _, ok := tg.Sim(); ok {
@@ -127,6 +132,9 @@ func TestQemuCreateChecksDiskStoragesBeforeForking(t *testing.T) {
 		res := create(tg.ContentStorage() + ":1")
 		if res.Status != http.StatusBadRequest || res.Errors()["storage"] != "storage '"+tg.ContentStorage()+"' does not support vm images" {
 			t.Errorf("scsi0 on %s (no images content): %s %s", tg.ContentStorage(), res.StatusLine, res.Text)
+		}
+		if tg.guestExists("qemu", id) {
+			t.Error("a refused create must leave no config")
 		}
 	})
 }
