@@ -200,19 +200,20 @@ func (c *tcase) tasksOf(vmid int) []map[string]any {
 	return tasks
 }
 
-// What go-proxmox trips on (/work/shared/pve-api/NOTES.md): nextid is a
+// What go-proxmox trips on when it decodes PVE's answers: nextid is a
 // string (pve-manager PVE/API2/Cluster.pm nextid, returns type string) and
 // a taken one a parameter error ("VM <vmid> already exists"); /qemu omits
-// template for a VM (qemu-server src/PVE/API2/Qemu.pm vmlist: set only
-// when 1); a UPID has nine fields, the user with the token (pve-common
+// template for a VM (qemu-server src/PVE/API2/Qemu.pm vmlist, from
+// src/PVE/QemuServer.pm vmstatus: set only for a template); a UPID has
+// nine fields, the user with the token (pve-common
 // src/PVE/RESTEnvironment.pm fork_worker, PVE::Tools upid_encode); the
 // task status carries numbers and user and tokenid apart (pve-manager
 // PVE/API2/Tasks.pm read_task_status); a task list has endtime; a log ends
 // "TASK OK"; POST config with background_delay answers null once done
-// (update_vm_async); a malformed UPID is 400 errors.upid "unable to parse
-// worker upid", an unknown one "no such task" (read_task_status);
-// /cluster/status gives booleans as numbers (PVE/API2/ClusterConfig.pm
-// status via PVE::Cluster).
+// (qemu-server update_vm_async); a malformed UPID is 400 errors.upid
+// "unable to parse worker upid", an unknown one "no such task"
+// (read_task_status); /cluster/status gives booleans as numbers
+// (pve-manager PVE/API2/Cluster.pm get_status).
 func TestGoProxmoxTraps(t *testing.T) {
 	tg := target(t, pvesim.Options{})
 	covers(tg, "GET /cluster/nextid", "GET /nodes/{node}/qemu", "GET /nodes/{node}/tasks/{upid}/status", "GET /nodes/{node}/tasks/{upid}/log",
