@@ -2,7 +2,6 @@ package pvesim
 
 import (
 	"fmt"
-	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
@@ -32,26 +31,6 @@ func qemuUpdateParams(async bool) []ParamSpec {
 		ps = append(ps, p)
 	}
 	return ps
-}
-
-func registerQemuRoutes(r *router) {
-	nv := func(extra ...ParamSpec) []ParamSpec { return append([]ParamSpec{pNode(), pVMID()}, extra...) }
-	base := "/nodes/{node}/qemu/{vmid}"
-	r.handle(RouteSpec{Method: http.MethodGet, Path: "/nodes/{node}/qemu", Params: []ParamSpec{pNode(), pBool("full")}}, handleQemuList)
-	r.handle(RouteSpec{Method: http.MethodPost, Path: "/nodes/{node}/qemu", Params: qemuCreateParams()}, handleQemuCreate)
-	r.handle(RouteSpec{Method: http.MethodGet, Path: base, Params: nv()}, handleQemuIndex)
-	r.handle(RouteSpec{Method: http.MethodDelete, Path: base, Params: nv(pBool("destroy-unreferenced-disks"), pBool("purge"), pBool("skiplock"))}, handleQemuDestroy)
-	r.handle(RouteSpec{Method: http.MethodGet, Path: base + "/config", Params: nv(pBool("current"), pString("snapshot"))}, handleQemuConfigGet)
-	r.handle(RouteSpec{Method: http.MethodPost, Path: base + "/config", Params: qemuUpdateParams(true)}, handleQemuConfigPost)
-	r.handle(RouteSpec{Method: http.MethodPut, Path: base + "/config", Params: qemuUpdateParams(false)}, handleQemuConfigPut)
-	r.handle(RouteSpec{Method: http.MethodGet, Path: base + "/pending", Params: nv()}, handleQemuPending)
-	r.handle(RouteSpec{Method: http.MethodPost, Path: base + "/clone", Params: nv(pInt("newid").req().min(100).max(999999999),
-		pInt("bwlimit").min(0), pString("description"), pEnum("format", "raw", "qcow2", "vmdk"), pBool("full"),
-		pDNSName("name"), pString("pool"), pString("snapname"), pString("storage"), pString("target"))}, handleQemuClone)
-	registerQemuPowerRoutes(r, base, nv)
-	registerQemuMigrateRoutes(r, base, nv)
-	registerQemuSnapshotRoutes(r, base, nv)
-	registerQemuGuestRoutes(r, base, nv)
 }
 
 // qemuGuest resolves {node}/{vmid} to a VM.

@@ -2,20 +2,10 @@ package pvesim
 
 import (
 	"fmt"
-	"net/http"
 	"net/url"
 	"strings"
 	"time"
 )
-
-func registerQemuGuestRoutes(r *router, base string, nv func(...ParamSpec) []ParamSpec) {
-	r.handle(RouteSpec{Method: http.MethodGet, Path: base + "/cloudinit", Params: nv()}, handleCloudinitGet)
-	r.handle(RouteSpec{Method: http.MethodPut, Path: base + "/cloudinit", Params: nv()}, handleCloudinitRegenerate)
-	r.handle(RouteSpec{Method: http.MethodGet, Path: base + "/cloudinit/dump", Params: nv(pEnum("type", "user", "network", "meta").req())}, handleCloudinitDump)
-	r.handle(RouteSpec{Method: http.MethodPost, Path: base + "/agent/ping", Params: nv()}, handleAgentPing)
-	r.handle(RouteSpec{Method: http.MethodGet, Path: base + "/agent/network-get-interfaces", Params: nv()}, handleAgentInterfaces)
-	r.handle(RouteSpec{Method: http.MethodGet, Path: base + "/agent/get-osinfo", Params: nv()}, handleAgentOSInfo)
-}
 
 // agentEnabled reads the running config's agent property string.
 func agentEnabled(g *guest) bool {

@@ -1,26 +1,13 @@
 package pvesim
 
 import (
-	"net/http"
 	"strconv"
 	"strings"
 	"time"
 )
 
-func registerQemuSnapshotRoutes(r *router, base string, nv func(...ParamSpec) []ParamSpec) {
-	snap := base + "/snapshot/{snapname}"
-	snapname := pString("snapname").req()
-	r.handle(RouteSpec{Method: http.MethodGet, Path: base + "/snapshot", Params: nv()}, handleQemuSnapshotList)
-	r.handle(RouteSpec{Method: http.MethodPost, Path: base + "/snapshot", Params: nv(snapname, pString("description"), pBool("vmstate"))}, handleQemuSnapshotCreate)
-	r.handle(RouteSpec{Method: http.MethodGet, Path: snap, Params: nv(snapname)}, handleQemuSnapshotIndex)
-	r.handle(RouteSpec{Method: http.MethodDelete, Path: snap, Params: nv(snapname, pBool("force"))}, handleQemuSnapshotDelete)
-	r.handle(RouteSpec{Method: http.MethodGet, Path: snap + "/config", Params: nv(snapname)}, handleQemuSnapshotConfigGet)
-	r.handle(RouteSpec{Method: http.MethodPut, Path: snap + "/config", Params: nv(snapname, pString("description"))}, handleQemuSnapshotConfigPut)
-	r.handle(RouteSpec{Method: http.MethodPost, Path: snap + "/rollback", Params: nv(snapname, pBool("start"))}, handleQemuRollback)
-	r.handle(RouteSpec{Method: http.MethodPost, Path: base + "/template", Params: nv(pEnum("disk", diskEnum()...))}, handleQemuTemplate)
-	r.handle(RouteSpec{Method: http.MethodPut, Path: base + "/resize", Params: nv(pEnum("disk", diskEnum()...).req(),
-		pString("size").req().pattern(`\+?\d+(\.\d+)?[KMGT]?`), pString("digest"), pBool("skiplock"))}, handleQemuResize)
-}
+// pQemuSnapname is a VM snapshot's name (its format is checked by checkSnapshotName).
+func pQemuSnapname() ParamSpec { return pString("snapname").req() }
 
 func handleQemuSnapshotList(s *Server, r *request) (any, error) {
 	g, err := s.qemuGuest(r)

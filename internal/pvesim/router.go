@@ -17,14 +17,16 @@ import (
 // the value for "data" or an error (an *apiError for PVE-formatted failures).
 type handlerFunc func(s *Server, r *request) (any, error)
 
+// route is one row of the route table (routes.go).
 type route struct {
-	spec RouteSpec
-	// endpoint is the counters' key, "GET /nodes/{node}/qemu/{vmid}/config".
-	endpoint string
-	params   *paramSet
-	handler  handlerFunc
+	spec    RouteSpec
+	handler handlerFunc
 	// unlocked handlers take the state lock themselves (or need none).
 	unlocked bool
+	// endpoint is the counters' key, "GET /nodes/{node}/qemu/{vmid}/config".
+	endpoint string
+	// params is spec.Params compiled for validation.
+	params *paramSet
 }
 
 // trieNode matches path templates segment by segment: literal children first, then one
@@ -47,21 +49,27 @@ type router struct {
 	routes []*route
 }
 
-func newRouter() *router { return &router{root: newTrieNode()} }
+// newRouter indexes the routes of a route table by path.
+func newRouter(table []route) *router {
+	rt := &router{root: newTrieNode()}
+	for i := range table {
+		rt.add(&table[i])
+	}
+	return rt
+}
 
-// handle registers a route; a handler is required, the spec declares its parameters.
-func (rt *router) handle(spec RouteSpec, h handlerFunc) *route {
-	r := &route{spec: spec, endpoint: spec.Method + " " + spec.Path, params: compileParams(spec.Params), handler: h}
+func (rt *router) add(r *route) {
+	r.endpoint = r.spec.Method + " " + r.spec.Path
+	r.params = compileParams(r.spec.Params)
 	n := rt.root
-	for _, seg := range splitPath(spec.Path) {
+	for _, seg := range splitPath(r.spec.Path) {
 		n = n.child(seg)
 	}
-	if _, dup := n.routes[spec.Method]; dup {
-		panic(fmt.Sprintf("pvesim: duplicate route %s %s", spec.Method, spec.Path)) // programming error at init
+	if _, dup := n.routes[r.spec.Method]; dup {
+		panic(fmt.Sprintf("pvesim: duplicate route %s %s", r.spec.Method, r.spec.Path)) // programming error at init
 	}
-	n.routes[spec.Method] = r
+	n.routes[r.spec.Method] = r
 	rt.routes = append(rt.routes, r)
-	return r
 }
 
 func (n *trieNode) child(seg string) *trieNode {

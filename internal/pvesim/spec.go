@@ -85,16 +85,15 @@ type RouteSpec struct {
 
 // RouteSpecs returns the declared spec of every route the simulator serves.
 func RouteSpecs() []RouteSpec {
-	r := newRouter()
-	registerRoutes(r)
-	out := make([]RouteSpec, 0, len(r.routes))
-	for _, rt := range r.routes {
-		out = append(out, rt.spec)
+	table := routeTable()
+	out := make([]RouteSpec, 0, len(table))
+	for _, r := range table {
+		out = append(out, r.spec)
 	}
 	return out
 }
 
-// Builders used by the per-file route tables.
+// Parameter builders used by the route table.
 
 func fptr(v float64) *float64 { return &v }
 
@@ -146,6 +145,13 @@ func pNode() ParamSpec {
 	return pString("node").req().format(`[a-zA-Z0-9]([a-zA-Z0-9\-]*[a-zA-Z0-9])?`, "value does not look like a valid node name")
 }
 func pVMID() ParamSpec { return pInt("vmid").req().min(100).max(999999999) }
+
+// pTargetNode is the optional target parameter in pve-node format (clone, migrate, storage).
+func pTargetNode() ParamSpec {
+	p := pNode()
+	p.Name, p.Required = "target", false
+	return p
+}
 
 // paramSet is a route's parameters compiled for lookup.
 type paramSet struct {

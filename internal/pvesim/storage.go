@@ -2,7 +2,6 @@ package pvesim
 
 import (
 	"fmt"
-	"net/http"
 	"regexp"
 	"strings"
 	"time"
@@ -16,40 +15,8 @@ const reStorageID = `[a-zA-Z][a-zA-Z0-9\-_.]*[a-zA-Z0-9]`
 
 func pStorageID() ParamSpec { return pString("storage").req().pattern(reStorageID) }
 
-func registerStorageRoutes(r *router) {
-	ns := func(extra ...ParamSpec) []ParamSpec { return append([]ParamSpec{pNode(), pStorageID()}, extra...) }
-	base := "/nodes/{node}/storage"
-	optStorage := pString("storage").pattern(reStorageID)
-	r.handle(RouteSpec{Method: http.MethodGet, Path: base, Params: []ParamSpec{
-		pNode(), pString("content"), pBool("enabled"), pBool("format"), optStorage, optionalTargetNode(),
-	}}, handleStorageIndex)
-	r.handle(RouteSpec{Method: http.MethodGet, Path: base + "/{storage}/status", Params: ns()}, handleStorageStatus)
-	r.handle(RouteSpec{Method: http.MethodGet, Path: base + "/{storage}/content", Params: ns(
-		pString("content"), pInt("vmid").min(100).max(999999999),
-	)}, handleStorageContent)
-	r.handle(RouteSpec{Method: http.MethodGet, Path: base + "/{storage}/content/{volume+}", Params: []ParamSpec{
-		pNode(), optStorage, pString("volume").req(),
-	}}, handleVolumeInfo)
-	r.handle(RouteSpec{Method: http.MethodDelete, Path: base + "/{storage}/content/{volume+}", Params: []ParamSpec{
-		pNode(), optStorage, pString("volume").req(), pInt("delay").min(1).max(30),
-	}}, handleVolumeDelete)
-	r.handle(RouteSpec{Method: http.MethodPost, Path: base + "/{storage}/download-url", Params: ns(
-		ParamSpec{Name: "content", Type: TypeString, Required: true, Enum: storageContentEnum},
-		pString("filename").req(), pString("url").req().pattern(`https?://.*`), pString("checksum").requires("checksum-algorithm"),
-		pEnum("checksum-algorithm", "md5", "sha1", "sha224", "sha256", "sha384", "sha512").requires("checksum"),
-		// compression's enum is $PVE::Storage::Plugin::KNOWN_COMPRESSION_FORMATS, a
-		// `use constant` list read as a scalar: undef, so any string passes the schema
-		// (the API schema prints "enum": null) and the worker judges it.
-		pString("compression"), pBool("verify-certificates"),
-	)}, handleDownloadURL)
-	r.handle(RouteSpec{Method: http.MethodPost, Path: base + "/{storage}/oci-registry-pull", Params: ns(
-		pString("reference").req().pattern(reOCIReference), pString("filename"),
-	)}, handleOCIPull)
-	r.handle(RouteSpec{Method: http.MethodGet, Path: "/storage", Params: []ParamSpec{
-		pEnum("type", "btrfs", "cephfs", "cifs", "dir", "esxi", "iscsi", "iscsidirect", "lvm", "lvmthin", "nfs", "pbs", "rbd", "zfs", "zfspool"),
-	}}, handleStorageConfigIndex)
-	r.handle(RouteSpec{Method: http.MethodGet, Path: "/storage/{storage}", Params: []ParamSpec{pStorageID()}}, handleStorageConfigRead)
-}
+// pOptionalStorageID is a storage filter, or the storage of a volume whose ID also names it.
+func pOptionalStorageID() ParamSpec { return pString("storage").pattern(reStorageID) }
 
 // reOCIReference is pve-storage's pattern for an OCI reference with a tag.
 const reOCIReference = `(?:(?:[a-zA-Z\d]|[a-zA-Z\d][a-zA-Z\d-]*[a-zA-Z\d])(?:\.(?:[a-zA-Z\d]|[a-zA-Z\d][a-zA-Z\d-]*[a-zA-Z\d]))*(?::\d+)?/)?[a-z\d]+(?:(?:[._]|__|[-]*)[a-z\d]+)*(?:/[a-z\d]+(?:(?:[._]|__|[-]*)[a-z\d]+)*)*:\w[\w.-]{0,127}`

@@ -128,12 +128,6 @@ func (s *Server) ExistingFileChecksum(node, volid, algorithm string) string {
 	return existingFileChecksum(algorithm, v)
 }
 
-func registerDownloadMetadataRoutes(r *router) {
-	r.handle(RouteSpec{Method: http.MethodGet, Path: "/nodes/{node}/query-url-metadata", Params: []ParamSpec{
-		pNode(), pString("url").req().pattern(`https?://.*`), pBool("verify-certificates"),
-	}}, handleQueryURLMetadata)
-}
-
 // handleQueryURLMetadata answers as pve-manager does from a HEAD request:
 // the file name (from the URL's path here), its size and MIME type. The size
 // is the one a download of the URL gives; a URL whose path asks for a

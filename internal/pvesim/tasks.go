@@ -2,7 +2,6 @@ package pvesim
 
 import (
 	"fmt"
-	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
@@ -209,6 +208,9 @@ func (st *state) trimTasks(node string) {
 	st.taskLog[node] = kept
 }
 
+// pUPID is a task's UPID in a task route's path.
+func pUPID() ParamSpec { return pString("upid").req() }
+
 var reUPID = regexp.MustCompile(`^UPID:([a-zA-Z0-9]([a-zA-Z0-9\-]*[a-zA-Z0-9])?):([0-9A-Fa-f]{8}):([0-9A-Fa-f]{8,9}):([0-9A-Fa-f]{8}):([^:\s]+):([^:\s/]*):([^:\s]+):$`)
 
 // findTask resolves a UPID as PVE does: malformed and unknown ones are parameter errors.
@@ -396,18 +398,4 @@ func (f taskFilter) matches(t *task) bool {
 		return false
 	}
 	return true
-}
-
-func registerTaskRoutes(r *router) {
-	upid := pString("upid").req()
-	r.handle(RouteSpec{Method: http.MethodGet, Path: "/nodes/{node}/tasks", Params: []ParamSpec{
-		pNode(), pBool("errors"), pInt("limit").min(0), pInt("since"), pEnum("source", "archive", "active", "all"),
-		pInt("start").min(0), pString("statusfilter"), pString("typefilter"), pInt("until"), pString("userfilter"),
-		pInt("vmid").min(100).max(999999999),
-	}}, handleTaskList)
-	r.handle(RouteSpec{Method: http.MethodGet, Path: "/nodes/{node}/tasks/{upid}/status", Params: []ParamSpec{pNode(), upid}}, handleTaskStatus)
-	r.handle(RouteSpec{Method: http.MethodGet, Path: "/nodes/{node}/tasks/{upid}/log", Params: []ParamSpec{
-		pNode(), upid, pBool("download"), pInt("limit").min(0), pInt("start").min(0),
-	}}, handleTaskLog)
-	r.handle(RouteSpec{Method: http.MethodDelete, Path: "/nodes/{node}/tasks/{upid}", Params: []ParamSpec{pNode(), upid}}, handleTaskStop)
 }
