@@ -120,3 +120,19 @@ func (s *Server) listGuests(node, kind string, row func(*guest) map[string]any) 
 	}
 	return out, nil
 }
+
+// checkLock fails like AbstractConfig::check_lock (both guest kinds) unless skiplock is set.
+func checkLock(g *guest, r *request) error {
+	if l := g.lock(); l != "" && !r.bool("skiplock") {
+		return errInternal("%s is locked (%s)", guestNoun(g), l)
+	}
+	return nil
+}
+
+// guestNoun is how PVE's messages name a guest: "VM" in qemu-server, "CT" in pve-container.
+func guestNoun(g *guest) string {
+	if g.Kind == KindLXC {
+		return "CT"
+	}
+	return "VM"
+}

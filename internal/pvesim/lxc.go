@@ -2,6 +2,7 @@ package pvesim
 
 import (
 	"strconv"
+	"time"
 )
 
 // LXC containers as pve-container serves them under /nodes/{node}/lxc: the
@@ -69,4 +70,9 @@ func handleLXCDelete(s *Server, r *request) (any, error) {
 		},
 		OnFail: func() { delete(g.Config, "lock") },
 	}), nil
+}
+
+func handleLXCList(s *Server, r *request) (any, error) {
+	now := time.Now()
+	return s.listGuests(r.node(), KindLXC, func(g *guest) map[string]any { return lxcStatus(g, now) })
 }
