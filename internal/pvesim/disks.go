@@ -52,8 +52,8 @@ var diskKeyPrefixes = []string{"scsi", "virtio", "sata", "ide", "efidisk", "tpms
 
 // isQemuDiskKey reports whether a QEMU config key is a drive (scsi0, virtio3, efidisk0, ...).
 func isQemuDiskKey(k string) bool {
-	base, _, ok := splitIndexed(k)
-	return ok && contains(diskKeyPrefixes, base)
+	keyPrefix, _, ok := splitIndexed(k)
+	return ok && contains(diskKeyPrefixes, keyPrefix)
 }
 
 // isLXCDiskKey reports whether a container config key is a mount (rootfs, mp0, ...).
@@ -61,8 +61,8 @@ func isLXCDiskKey(k string) bool {
 	if k == "rootfs" {
 		return true
 	}
-	base, _, ok := splitIndexed(k)
-	return ok && base == "mp"
+	keyPrefix, _, ok := splitIndexed(k)
+	return ok && keyPrefix == "mp"
 }
 
 // driveVolume returns the volume part of a drive value and its other options.

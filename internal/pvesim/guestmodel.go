@@ -11,8 +11,8 @@ func isCIKey(k string) bool {
 	if contains(ciKeyNames, k) {
 		return true
 	}
-	base, _, ok := splitIndexed(k)
-	return ok && base == "ipconfig"
+	keyPrefix, _, ok := splitIndexed(k)
+	return ok && keyPrefix == "ipconfig"
 }
 
 // ciKeys extracts the cloud-init keys of a config.
@@ -35,8 +35,8 @@ func normalizeNets(cfg map[string]string, vmid int) { normalizeNICs(cfg, vmid, n
 // normalizeNICs rewrites every netN value of a config with normalize.
 func normalizeNICs(cfg map[string]string, vmid int, normalize func(v string, vmid, idx int) string) {
 	for k, v := range cfg {
-		base, idx, ok := splitIndexed(k)
-		if !ok || base != "net" {
+		keyPrefix, idx, ok := splitIndexed(k)
+		if !ok || keyPrefix != "net" {
 			continue
 		}
 		cfg[k] = normalize(v, vmid, idx)

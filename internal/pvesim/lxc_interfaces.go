@@ -19,8 +19,8 @@ func handleLXCInterfaces(s *Server, r *request) (any, error) {
 	}
 	out := []map[string]any{lxcInterface("lo", "00:00:00:00:00:00", "127.0.0.1/8", "::1/128")}
 	for _, k := range sortedKeys(g.Config) {
-		base, idx, ok := splitIndexed(k)
-		if !ok || base != "net" {
+		keyPrefix, idx, ok := splitIndexed(k)
+		if !ok || keyPrefix != "net" {
 			continue
 		}
 		m, err := parsePropertyString(lxcNetFormat, g.Config[k])
@@ -45,8 +45,8 @@ func lxcInterface(name, hw, inet, inet6 string) map[string]any {
 		if cidr == "" {
 			return
 		}
-		ip, prefix, _ := strings.Cut(cidr, "/")
-		addrs = append(addrs, map[string]any{"ip-address": ip, "ip-address-type": typ, "prefix": atoiDefault(prefix, 0)})
+		ip, prefixLen, _ := strings.Cut(cidr, "/")
+		addrs = append(addrs, map[string]any{"ip-address": ip, "ip-address-type": typ, "prefix": atoiDefault(prefixLen, 0)})
 	}
 	add(inet, "inet")
 	add(inet6, "inet6")

@@ -62,8 +62,8 @@ func (s *Server) AddBridge(node, name string) error {
 // missingBridge names the first bridge a VM's NICs use that its node lacks, or "".
 func (s *Server) missingBridge(g *guest) (string, string) {
 	for _, k := range sortedKeys(g.Config) {
-		base, _, ok := splitIndexed(k)
-		if !ok || base != "net" {
+		keyPrefix, _, ok := splitIndexed(k)
+		if !ok || keyPrefix != "net" {
 			continue
 		}
 		m, err := parsePropertyString(qemuNetFormat, g.Config[k])

@@ -76,11 +76,11 @@ func handleAgentInterfaces(s *Server, r *request) (any, error) {
 			continue
 		}
 		m, _ := parsePropertyString(qemuNetFormat, net)
-		ip4, prefix := guestIPv4(g, i)
+		ip4, prefixLen := guestIPv4(g, i)
 		ifaces = append(ifaces, map[string]any{
 			"name": fmt.Sprintf("eth%d", i), "hardware-address": strings.ToLower(m["macaddr"]),
 			"ip-addresses": []map[string]any{
-				{"ip-address-type": "ipv4", "ip-address": ip4, "prefix": prefix},
+				{"ip-address-type": "ipv4", "ip-address": ip4, "prefix": prefixLen},
 				{"ip-address-type": "ipv6", "ip-address": fmt.Sprintf("fd00::%x:%x", g.VMID, i), "prefix": 64},
 			},
 			"statistics": ifaceStats(),

@@ -200,17 +200,17 @@ func appliesLive(g *guest, key, value string) bool {
 		return true
 	}
 	hp := hotplugFeatures(g)
-	base, _, _ := splitIndexed(key)
+	keyPrefix, _, _ := splitIndexed(key)
 	switch {
-	case base == "net":
+	case keyPrefix == "net":
 		return hp["network"]
-	case base == "scsi" || base == "virtio":
+	case keyPrefix == "scsi" || keyPrefix == "virtio":
 		return hp["disk"]
-	case base == "ide" || base == "sata":
+	case keyPrefix == "ide" || keyPrefix == "sata":
 		return isCDROM(value) || isCDROM(g.Config[key])
-	case base == "usb":
+	case keyPrefix == "usb":
 		return hp["usb"]
-	case base == "unused":
+	case keyPrefix == "unused":
 		return true
 	case key == "memory":
 		return hp["memory"]
@@ -270,7 +270,7 @@ func (s *Server) prepareValues(g *guest, set map[string]string) (map[string]stri
 	out := make(map[string]string, len(set))
 	for _, k := range sortedKeys(set) {
 		v := set[k]
-		base, idx, _ := splitIndexed(k)
+		keyPrefix, idx, _ := splitIndexed(k)
 		switch {
 		case isQemuDiskKey(k):
 			nv, err := s.allocDrive(g, k, v)
@@ -278,7 +278,7 @@ func (s *Server) prepareValues(g *guest, set map[string]string) (map[string]stri
 				return nil, err
 			}
 			v = nv
-		case base == "net":
+		case keyPrefix == "net":
 			v = normalizeNet(v, g.VMID, idx)
 		}
 		out[k] = v
@@ -319,9 +319,9 @@ func (s *Server) deleteKey(g *guest, k string) {
 		return
 	}
 	delete(g.Config, k)
-	base, _, _ := splitIndexed(k)
+	keyPrefix, _, _ := splitIndexed(k)
 	switch {
-	case base == "unused":
+	case keyPrefix == "unused":
 		vol, _ := driveVolume(v)
 		s.freeVolume(g.Node, vol)
 	case isQemuDiskKey(k):

@@ -293,9 +293,9 @@ func defaultKeyOf(key string) string {
 	return "host"
 }
 
-func hasIndexedKey(cfg map[string]string, base string) bool {
+func hasIndexedKey(cfg map[string]string, keyPrefix string) bool {
 	for k := range cfg {
-		if b, _, ok := splitIndexed(k); ok && b == base {
+		if b, _, ok := splitIndexed(k); ok && b == keyPrefix {
 			return true
 		}
 	}

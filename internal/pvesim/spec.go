@@ -177,11 +177,11 @@ func (ps *paramSet) lookup(name string) *ParamSpec {
 	if p, ok := ps.exact[name]; ok {
 		return p
 	}
-	base, idx, ok := splitIndexed(name)
+	keyPrefix, idx, ok := splitIndexed(name)
 	if !ok {
 		return nil
 	}
-	p, found := ps.indexed[base]
+	p, found := ps.indexed[keyPrefix]
 	if !found || idx < p.IndexMin || idx > p.IndexMax {
 		return nil
 	}
