@@ -399,3 +399,17 @@ func (f taskFilter) matches(t *task) bool {
 	}
 	return true
 }
+
+// encodeTaskText is PVE::Tools::encode_text: a task id must not carry ':' or whitespace.
+func encodeTaskText(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c <= 0x20 || c >= 0x7f || c == ':' {
+			fmt.Fprintf(&b, "%%%02X", c)
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
