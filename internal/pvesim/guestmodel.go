@@ -4,6 +4,9 @@ import (
 	"strings"
 )
 
+// What a guest's config means: cloud-init keys, NIC normalisation, template conversion,
+// and the CPU, memory and disk limits listings report.
+
 // ciKeyNames are the QEMU cloud-init keys; ipconfigN is matched separately.
 var ciKeyNames = []string{"cicustom", "cipassword", "citype", "ciupgrade", "ciuser", "nameserver", "searchdomain", "sshkeys"}
 

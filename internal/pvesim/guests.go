@@ -9,6 +9,9 @@ import (
 
 var reAllocSyntax = regexp.MustCompile(`^([a-zA-Z][a-zA-Z0-9\-_.]*):(\d+(?:\.\d+)?)$`)
 
+// What both guest kinds share: allocating drives on create and update, freeing a
+// guest's volumes, MAC addresses, the per-node guest list and the config lock check.
+
 // allocDrive turns an allocation request in a drive value ("local-lvm:32",
 // "local-lvm:cloudinit", "local-lvm:0,import-from=...") into a real volume and returns the
 // value PVE would write. Values naming existing volumes are registered and kept.

@@ -152,7 +152,7 @@ func routeTable() []route {
 			pString("size").req().pattern(`\+?\d+(\.\d+)?[KMGT]?`), pString("digest"))),
 		get("/nodes/{node}/lxc/{vmid}/interfaces", handleLXCInterfaces, guestParams()),
 
-		// storage.go, storage_download.go
+		// storage.go, storage_download.go, oci.go
 		get("/nodes/{node}/storage", handleStorageIndex, []ParamSpec{
 			pNode(), pString("content"), pBool("enabled"), pBool("format"), pOptionalStorageID(), pTargetNode(),
 		}),
