@@ -10,7 +10,6 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
-	"net/http"
 	"strings"
 	"sync"
 )
@@ -19,15 +18,6 @@ import (
 // upload_custom_cert, remove_custom_cert; CertHelpers.pm set_cert_files). An uploaded
 // certificate with key is really served (after "restart", which pveproxy does at once
 // here), so a client can pin or verify it; DELETE goes back to the simulator's own.
-
-func registerCertRoutes(r *router) {
-	base := "/nodes/{node}/certificates"
-	r.handle(RouteSpec{Method: http.MethodGet, Path: base + "/info", Params: []ParamSpec{pNode()}}, handleCertInfo).unlocked = true
-	r.handle(RouteSpec{Method: http.MethodPost, Path: base + "/custom", Params: []ParamSpec{
-		pNode(), pString("certificates").req(), pString("key"), pBool("force"), pBool("restart"),
-	}}, handleCertUpload).unlocked = true
-	r.handle(RouteSpec{Method: http.MethodDelete, Path: base + "/custom", Params: []ParamSpec{pNode(), pBool("restart")}}, handleCertDelete).unlocked = true
-}
 
 func (s *Server) checkNodeLocked(node string) error {
 	s.mu.Lock()

@@ -52,8 +52,8 @@ var diskKeyPrefixes = []string{"scsi", "virtio", "sata", "ide", "efidisk", "tpms
 
 // isQemuDiskKey reports whether a QEMU config key is a drive (scsi0, virtio3, efidisk0, ...).
 func isQemuDiskKey(k string) bool {
-	base, _, ok := splitIndexed(k)
-	return ok && contains(diskKeyPrefixes, base)
+	keyPrefix, _, ok := splitIndexed(k)
+	return ok && contains(diskKeyPrefixes, keyPrefix)
 }
 
 // isLXCDiskKey reports whether a container config key is a mount (rootfs, mp0, ...).
@@ -61,8 +61,8 @@ func isLXCDiskKey(k string) bool {
 	if k == "rootfs" {
 		return true
 	}
-	base, _, ok := splitIndexed(k)
-	return ok && base == "mp"
+	keyPrefix, _, ok := splitIndexed(k)
+	return ok && keyPrefix == "mp"
 }
 
 // driveVolume returns the volume part of a drive value and its other options.
@@ -101,48 +101,6 @@ func driveValue(vol string, opts map[string]string) string {
 func isCDROM(value string) bool {
 	vol, opts := driveVolume(value)
 	return opts["media"] == "cdrom" || vol == "none" || vol == "cdrom"
-}
-
-// guestCPUs is cores*sockets for VMs and cores for containers (default 1).
-func guestCPUs(g *guest) int {
-	cfg := g.Config
-	cores := atoiDefault(cfg["cores"], 1)
-	if g.Kind == KindLXC {
-		return cores
-	}
-	return cores * atoiDefault(cfg["sockets"], 1)
-}
-
-// guestMaxMem is the memory in bytes; QEMU's memory is a property string "[current=]N".
-func guestMaxMem(g *guest) int64 {
-	v := g.Config["memory"]
-	v = strings.TrimPrefix(v, "current=")
-	if i := strings.IndexByte(v, ','); i >= 0 {
-		v = v[:i]
-	}
-	return int64(atoiDefault(v, 512)) * mib
-}
-
-// bootDiskCandidates are checked first so the common case needs no sort of the config.
-var bootDiskCandidates = []string{"scsi0", "virtio0", "sata0", "ide0"}
-
-// guestMaxDisk is the size of the boot disk (first disk by key order for VMs, rootfs for containers).
-func guestMaxDisk(g *guest) int64 {
-	if g.Kind == KindLXC {
-		n, _ := sizeOption(g.Config["rootfs"])
-		return n
-	}
-	for _, k := range bootDiskCandidates {
-		if n, ok := diskSize(g.Config, k); ok {
-			return n
-		}
-	}
-	for _, k := range sortedKeys(g.Config) {
-		if n, ok := diskSize(g.Config, k); ok {
-			return n
-		}
-	}
-	return 0
 }
 
 func diskSize(cfg map[string]string, k string) (int64, bool) {

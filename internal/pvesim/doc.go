@@ -92,10 +92,12 @@
 //
 // # Adding an API area
 //
-// Each area has its own file with a registration function, listed in routeTables
-// (routes.go); there is no init-time registration. A route is a RouteSpec (method, path template, parameters; path
-// parameters included as PVE's schema has them) plus a handlerFunc that runs with the
-// state lock held. Parameters are validated from the spec before the handler runs, and
+// Every route is one row of routeTable (routes.go) under its full path as PVE's schema
+// writes it ("/nodes/{node}/lxc/{vmid}/migrate"), so searching for a URL finds its row and
+// handler; there is no init-time registration. A row is a RouteSpec (method, path template,
+// parameters; path parameters included as PVE's schema has them) plus a handlerFunc that
+// runs with the state lock held. Handlers live in a file named after their API area
+// (qemu_snapshot.go serves /nodes/{node}/qemu/{vmid}/snapshot). Parameters are validated from the spec before the handler runs, and
 // RouteSpecs exports every spec for the schema conformance test. Asynchronous calls use
 // startTask with a taskDef; guests of both kinds are *guest values in state.guests.
 // Volumes are added and removed with storage.addVolume and storage.removeVolume, which

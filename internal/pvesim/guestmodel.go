@@ -4,6 +4,9 @@ import (
 	"strings"
 )
 
+// What a guest's config means: cloud-init keys, NIC normalisation, template conversion,
+// and the CPU, memory and disk limits listings report.
+
 // ciKeyNames are the QEMU cloud-init keys; ipconfigN is matched separately.
 var ciKeyNames = []string{"cicustom", "cipassword", "citype", "ciupgrade", "ciuser", "nameserver", "searchdomain", "sshkeys"}
 
@@ -11,8 +14,8 @@ func isCIKey(k string) bool {
 	if contains(ciKeyNames, k) {
 		return true
 	}
-	base, _, ok := splitIndexed(k)
-	return ok && base == "ipconfig"
+	keyPrefix, _, ok := splitIndexed(k)
+	return ok && keyPrefix == "ipconfig"
 }
 
 // ciKeys extracts the cloud-init keys of a config.
@@ -35,8 +38,8 @@ func normalizeNets(cfg map[string]string, vmid int) { normalizeNICs(cfg, vmid, n
 // normalizeNICs rewrites every netN value of a config with normalize.
 func normalizeNICs(cfg map[string]string, vmid int, normalize func(v string, vmid, idx int) string) {
 	for k, v := range cfg {
-		base, idx, ok := splitIndexed(k)
-		if !ok || base != "net" {
+		keyPrefix, idx, ok := splitIndexed(k)
+		if !ok || keyPrefix != "net" {
 			continue
 		}
 		cfg[k] = normalize(v, vmid, idx)
@@ -87,4 +90,46 @@ func (s *Server) makeTemplate(g *guest) {
 		g.Config[k] = driveValue(newID, opts)
 	}
 	g.Config["template"] = "1"
+}
+
+// guestCPUs is cores*sockets for VMs and cores for containers (default 1).
+func guestCPUs(g *guest) int {
+	cfg := g.Config
+	cores := atoiDefault(cfg["cores"], 1)
+	if g.Kind == KindLXC {
+		return cores
+	}
+	return cores * atoiDefault(cfg["sockets"], 1)
+}
+
+// guestMaxMem is the memory in bytes; QEMU's memory is a property string "[current=]N".
+func guestMaxMem(g *guest) int64 {
+	v := g.Config["memory"]
+	v = strings.TrimPrefix(v, "current=")
+	if i := strings.IndexByte(v, ','); i >= 0 {
+		v = v[:i]
+	}
+	return int64(atoiDefault(v, 512)) * mib
+}
+
+// bootDiskCandidates are checked first so the common case needs no sort of the config.
+var bootDiskCandidates = []string{"scsi0", "virtio0", "sata0", "ide0"}
+
+// guestMaxDisk is the size of the boot disk (first disk by key order for VMs, rootfs for containers).
+func guestMaxDisk(g *guest) int64 {
+	if g.Kind == KindLXC {
+		n, _ := sizeOption(g.Config["rootfs"])
+		return n
+	}
+	for _, k := range bootDiskCandidates {
+		if n, ok := diskSize(g.Config, k); ok {
+			return n
+		}
+	}
+	for _, k := range sortedKeys(g.Config) {
+		if n, ok := diskSize(g.Config, k); ok {
+			return n
+		}
+	}
+	return 0
 }

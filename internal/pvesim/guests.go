@@ -9,6 +9,9 @@ import (
 
 var reAllocSyntax = regexp.MustCompile(`^([a-zA-Z][a-zA-Z0-9\-_.]*):(\d+(?:\.\d+)?)$`)
 
+// What both guest kinds share: allocating drives on create and update, freeing a
+// guest's volumes, MAC addresses, the per-node guest list and the config lock check.
+
 // allocDrive turns an allocation request in a drive value ("local-lvm:32",
 // "local-lvm:cloudinit", "local-lvm:0,import-from=...") into a real volume and returns the
 // value PVE would write. Values naming existing volumes are registered and kept.
@@ -119,4 +122,20 @@ func (s *Server) listGuests(node, kind string, row func(*guest) map[string]any) 
 		}
 	}
 	return out, nil
+}
+
+// checkLock fails like AbstractConfig::check_lock (both guest kinds) unless skiplock is set.
+func checkLock(g *guest, r *request) error {
+	if l := g.lock(); l != "" && !r.bool("skiplock") {
+		return errInternal("%s is locked (%s)", guestNoun(g), l)
+	}
+	return nil
+}
+
+// guestNoun is how PVE's messages name a guest: "VM" in qemu-server, "CT" in pve-container.
+func guestNoun(g *guest) string {
+	if g.Kind == KindLXC {
+		return "CT"
+	}
+	return "VM"
 }

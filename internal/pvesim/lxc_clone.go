@@ -122,7 +122,7 @@ func (s *Server) lxcCloneSource(src *guest, target string, full bool, r *request
 			}
 			shared = shared && mountShared
 		}
-		if base, idx, ok := splitIndexed(k); ok && base == "net" {
+		if keyPrefix, idx, ok := splitIndexed(k); ok && keyPrefix == "net" {
 			v = lxcRegenHWAddr(v, r.int("newid"), idx)
 		}
 		out[k] = v

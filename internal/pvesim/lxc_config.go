@@ -158,11 +158,11 @@ func lxcCheckDeletes(g *guest, deletes []string) ([]string, error) {
 		if !set && !pending {
 			continue
 		}
-		base, _, indexed := splitIndexed(k)
+		keyPrefix, _, indexed := splitIndexed(k)
 		switch {
 		case lxcRequiredKeys[k]:
 			return nil, errInternal("unable to delete required option '%s'", k)
-		case indexed && (base == "unused" || base == "mp") && g.Config["protection"] == "1":
+		case indexed && (keyPrefix == "unused" || keyPrefix == "mp") && g.Config["protection"] == "1":
 			return nil, errInternal("can't remove CT %d drive '%s' - protection mode enabled", g.VMID, k)
 		case k == "unprivileged":
 			return nil, errInternal("unable to delete read-only option: '%s'", k)
@@ -216,7 +216,7 @@ func (s *Server) lxcCheckMountContent(node, value string) error {
 // an unusedN entry, then the pending values replace the current ones.
 func lxcApplyPending(g *guest) {
 	for _, k := range sortedKeys(g.PendingDelete) {
-		if base, _, ok := splitIndexed(k); ok && base == "mp" {
+		if keyPrefix, _, ok := splitIndexed(k); ok && keyPrefix == "mp" {
 			if vol, _ := driveVolume(g.Config[k]); vol != "" && vmidOfVolume(vol) == g.VMID {
 				g.Config[lxcFreeUnusedKey(g.Config)] = vol
 			}
@@ -250,7 +250,7 @@ func (s *Server) lxcApplySets(g *guest, r *request) error {
 			}
 			v = nv
 		}
-		if base, idx, ok := splitIndexed(k); ok && base == "net" {
+		if keyPrefix, idx, ok := splitIndexed(k); ok && keyPrefix == "net" {
 			v = normalizeLXCNet(v, g.VMID, idx)
 		}
 		if g.running() && !lxcHotpluggable(g.Config, k) {
@@ -272,7 +272,7 @@ func (s *Server) lxcDeleteKey(g *guest, k string) {
 		delete(g.Pending, k)
 		return
 	}
-	if base, _, ok := splitIndexed(k); ok && base == "mp" {
+	if keyPrefix, _, ok := splitIndexed(k); ok && keyPrefix == "mp" {
 		if vol, _ := driveVolume(g.Config[k]); vmidOfVolume(vol) == g.VMID {
 			g.Config[lxcFreeUnusedKey(g.Config)] = vol
 		}

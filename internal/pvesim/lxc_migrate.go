@@ -2,7 +2,6 @@ package pvesim
 
 import (
 	"fmt"
-	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -18,14 +17,6 @@ import (
 // local volumes; the config moves to the target at the end, where the container is started
 // again. Any failure ends the task with AbstractMigrate's "migration aborted", the reason in
 // the log.
-
-func registerLXCMigrateRoutes(r *router, vm string, nv func(...ParamSpec) []ParamSpec) {
-	target := optionalTargetNode()
-	target.Required = true
-	r.handle(RouteSpec{Method: http.MethodPost, Path: vm + "/migrate", Params: nv(target, pNumber("bwlimit").min(0),
-		pBool("online"), pBool("restart"), pString("target-storage"), pInt("timeout"))}, handleLXCMigrate)
-	r.handle(RouteSpec{Method: http.MethodGet, Path: vm + "/migrate", Params: nv(optionalTargetNode())}, handleLXCMigratePrecondition)
-}
 
 // handleLXCMigratePrecondition is pve-container's migrate_vm_precondition: the config must
 // be on {node} and unlocked; it reports the power state and every other node as allowed,

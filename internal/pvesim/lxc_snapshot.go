@@ -3,11 +3,10 @@ package pvesim
 import (
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 )
 
-// Container snapshots, template conversion and interfaces.
+// Container snapshots under /nodes/{node}/lxc/{vmid}/snapshot.
 
 func handleLXCSnapshotList(s *Server, r *request) (any, error) {
 	g, err := s.lxcGuest(r)
@@ -156,107 +155,4 @@ func handleLXCSnapshotConfigPut(s *Server, r *request) (any, error) {
 	sn.Description = r.str("description")
 	s.markDirty()
 	return nil, nil
-}
-
-// handleLXCTemplate forks a vztemplate worker but answers null, as pve-container does: the
-// client never sees the UPID and has to poll the config for template: 1.
-func handleLXCTemplate(s *Server, r *request) (any, error) {
-	g, err := s.lxcGuest(r)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkLock(g, r); err != nil {
-		return nil, err
-	}
-	if len(g.Snapshots) > 0 {
-		return nil, errInternal("unable to create template, because CT contains snapshots")
-	}
-	if g.isTemplate() {
-		return nil, errInternal("you can't convert a template to a template")
-	}
-	if g.running() {
-		return nil, errInternal("you can't convert a CT to template if the CT is running")
-	}
-	s.startTask(r, taskDef{Type: "vztemplate", ID: strconv.Itoa(g.VMID), Node: g.Node,
-		Finish: func(*task) error {
-			s.makeTemplate(g)
-			s.touch(g)
-			return nil
-		},
-	})
-	return nil, nil
-}
-
-// handleLXCInterfaces lists a running container's interfaces, loopback first. PVE's
-// get_interfaces returns nothing (data null) when lxc-info finds no PID: a stopped
-// container, or one that is not there.
-func handleLXCInterfaces(s *Server, r *request) (any, error) {
-	g, err := s.lxcGuestIfAny(r)
-	if err != nil || g == nil || !g.running() {
-		return nil, err
-	}
-	out := []map[string]any{lxcInterface("lo", "00:00:00:00:00:00", "127.0.0.1/8", "::1/128")}
-	for _, k := range sortedKeys(g.Config) {
-		base, idx, ok := splitIndexed(k)
-		if !ok || base != "net" {
-			continue
-		}
-		m, err := parsePropertyString(lxcNetFormat, g.Config[k])
-		if err != nil {
-			continue
-		}
-		name, hw := m["name"], m["hwaddr"]
-		if name == "" {
-			name = "eth" + strconv.Itoa(idx)
-		}
-		if hw == "" {
-			hw = macFor(g.VMID, idx)
-		}
-		out = append(out, lxcInterface(name, hw, lxcIPv4(m["ip"], g.VMID, idx), lxcIPv6(m["ip6"], g.VMID, idx)))
-	}
-	return out, nil
-}
-
-func lxcInterface(name, hw, inet, inet6 string) map[string]any {
-	addrs := []map[string]any{}
-	add := func(cidr, typ string) {
-		if cidr == "" {
-			return
-		}
-		ip, prefix, _ := strings.Cut(cidr, "/")
-		addrs = append(addrs, map[string]any{"ip-address": ip, "ip-address-type": typ, "prefix": atoiDefault(prefix, 0)})
-	}
-	add(inet, "inet")
-	add(inet6, "inet6")
-	m := map[string]any{"name": name, "hwaddr": hw, "hardware-address": hw, "ip-addresses": addrs}
-	if inet != "" {
-		m["inet"] = inet
-	}
-	if inet6 != "" {
-		m["inet6"] = inet6
-	}
-	return m
-}
-
-// lxcIPv4 is the configured static address, or a deterministic lease for
-// dhcp: the VMID's two low bytes, as a VM's agent reports, so every guest
-// below VMID 65536 has its own address.
-func lxcIPv4(ip string, vmid, idx int) string {
-	switch ip {
-	case "", "manual":
-		return ""
-	case "dhcp":
-		return fmt.Sprintf("10.%d.%d.%d/24", 10+idx, (vmid>>8)&0xff, vmid&0xff)
-	}
-	return ip
-}
-
-func lxcIPv6(ip string, vmid, idx int) string {
-	switch ip {
-	case "", "manual":
-		return fmt.Sprintf("fe80::be24:11ff:fe%02x:%02x%02x/64", (vmid>>8)&0xff, vmid&0xff, idx)
-	case "dhcp", "auto":
-		return fmt.Sprintf("fd00:%x::%x/64", idx, vmid)
-	}
-	return ip
 }

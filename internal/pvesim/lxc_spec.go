@@ -89,12 +89,12 @@ func lxcHotpluggable(cfg map[string]string, key string) bool {
 	if lxcFastplug[key] || lxcCgroupKeys[key] {
 		return true
 	}
-	base, _, ok := splitIndexed(key)
+	keyPrefix, _, ok := splitIndexed(key)
 	if !ok {
 		return false
 	}
 	_, exists := cfg[key]
-	return base == "net" || ((base == "mp" || base == "dev") && !exists)
+	return keyPrefix == "net" || ((keyPrefix == "mp" || keyPrefix == "dev") && !exists)
 }
 
 // lxcHotDeletable reports whether deleting key from a running container applies at once.
@@ -102,6 +102,6 @@ func lxcHotDeletable(key string) bool {
 	if lxcFastplug[key] || lxcCgroupKeys[key] {
 		return true
 	}
-	base, _, ok := splitIndexed(key)
-	return ok && base == "net"
+	keyPrefix, _, ok := splitIndexed(key)
+	return ok && keyPrefix == "net"
 }

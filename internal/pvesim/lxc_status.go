@@ -6,12 +6,7 @@ import (
 	"time"
 )
 
-// Container listing, status and power actions: pve-container src/PVE/API2/LXC/Status.pm.
-
-func handleLXCList(s *Server, r *request) (any, error) {
-	now := time.Now()
-	return s.listGuests(r.node(), KindLXC, func(g *guest) map[string]any { return lxcStatus(g, now) })
-}
+// Container status and power actions under /nodes/{node}/lxc/{vmid}/status: pve-container src/PVE/API2/LXC/Status.pm.
 
 // lxcStatus is PVE::LXC::vmstatus for one container: template only when it is one.
 func lxcStatus(g *guest, now time.Time) map[string]any {

@@ -2,7 +2,6 @@ package pvesim
 
 import (
 	"fmt"
-	"net/http"
 	"slices"
 )
 
@@ -11,13 +10,6 @@ const defaultBridge = "vmbr0"
 
 // nodeUplink is the physical port a node's default bridge uses.
 const nodeUplink = "eno1"
-
-func registerNetworkRoutes(r *router) {
-	r.handle(RouteSpec{Method: http.MethodGet, Path: "/nodes/{node}/network", Params: []ParamSpec{pNode(),
-		pEnum("type", "bridge", "bond", "eth", "alias", "vlan", "fabric", "OVSBridge", "OVSBond", "OVSPort", "OVSIntPort",
-			"vnet", "any_bridge", "any_local_bridge", "include_sdn"),
-	}}, handleNetworkList)
-}
 
 // handleNetworkList lists a node's interfaces: its uplink, its Linux bridges and, for the
 // types that include SDN (pve-manager PVE/API2/Network.pm, index), the VNets.
@@ -70,8 +62,8 @@ func (s *Server) AddBridge(node, name string) error {
 // missingBridge names the first bridge a VM's NICs use that its node lacks, or "".
 func (s *Server) missingBridge(g *guest) (string, string) {
 	for _, k := range sortedKeys(g.Config) {
-		base, _, ok := splitIndexed(k)
-		if !ok || base != "net" {
+		keyPrefix, _, ok := splitIndexed(k)
+		if !ok || keyPrefix != "net" {
 			continue
 		}
 		m, err := parsePropertyString(qemuNetFormat, g.Config[k])

@@ -200,11 +200,11 @@ func (s *Server) SaveBaseline() {
 func (s *Server) Reset() {
 	s.mu.Lock()
 	s.st.stopTimers()
-	base := s.st.baseline
-	if base == nil {
-		base = &persistedState{}
+	baseline := s.st.baseline
+	if baseline == nil {
+		baseline = &persistedState{}
 	}
-	s.restoreState(base)
+	s.restoreState(baseline)
 	s.st.tasks = map[string]*task{}
 	s.st.taskLog = map[string][]*task{}
 	s.st.dropFileLocks()

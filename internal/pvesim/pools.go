@@ -2,7 +2,6 @@ package pvesim
 
 import (
 	"fmt"
-	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -15,20 +14,11 @@ const rePoolID = `[A-Za-z0-9\.\-_]+(/[A-Za-z0-9\.\-_]+){0,2}`
 
 func pPoolID() ParamSpec { return pString("poolid").req().pattern(rePoolID) }
 
+// pPoolType filters a pool's members by type.
+func pPoolType() ParamSpec { return pEnum("type", "qemu", "lxc", "storage") }
+
 func poolUpdateParams() []ParamSpec {
 	return []ParamSpec{pPoolID(), pBool("allow-move"), pString("comment"), pBool("delete"), pString("storage"), pString("vms")}
-}
-
-func registerPoolRoutes(r *router) {
-	optPool := pString("poolid").pattern(rePoolID)
-	typ := pEnum("type", "qemu", "lxc", "storage")
-	r.handle(RouteSpec{Method: http.MethodGet, Path: "/pools", Params: []ParamSpec{optPool, typ}}, handlePoolIndex)
-	r.handle(RouteSpec{Method: http.MethodPost, Path: "/pools", Params: []ParamSpec{pPoolID(), pString("comment")}}, handlePoolCreate)
-	r.handle(RouteSpec{Method: http.MethodPut, Path: "/pools", Params: poolUpdateParams()}, handlePoolUpdate)
-	r.handle(RouteSpec{Method: http.MethodDelete, Path: "/pools", Params: []ParamSpec{pPoolID()}}, handlePoolDelete)
-	r.handle(RouteSpec{Method: http.MethodGet, Path: "/pools/{poolid}", Params: []ParamSpec{pPoolID(), typ}}, handlePoolReadDeprecated)
-	r.handle(RouteSpec{Method: http.MethodPut, Path: "/pools/{poolid}", Params: poolUpdateParams()}, handlePoolUpdate)
-	r.handle(RouteSpec{Method: http.MethodDelete, Path: "/pools/{poolid}", Params: []ParamSpec{pPoolID()}}, handlePoolDelete)
 }
 
 func errNoPool(id string) *apiError { return errInternal("pool '%s' does not exist", id) }

@@ -1,117 +1,13 @@
 package pvesim
 
-import (
-	"fmt"
-	"net/http"
-	"regexp"
-	"strconv"
-	"strings"
-)
+import "strconv"
 
-// qemuControlParams are update parameters that are not config keys.
-var qemuControlParams = []string{"node", "vmid", "digest", "delete", "revert", "skiplock", "background_delay", "force", "import-working-storage"}
-
-// qemuCreateOnlyParams are create parameters that are not config keys.
-var qemuCreateOnlyParams = []string{"archive", "bwlimit", "live-restore", "pool", "start", "storage", "unique", "ha-managed"}
-
-func qemuCreateParams() []ParamSpec {
-	ps := append([]ParamSpec{pNode(), pVMID(), pString("archive"), pInt("bwlimit").min(0), pBool("live-restore"),
-		pString("pool"), pBool("start"), pString("storage"), pBool("unique"), pBool("ha-managed")}, qemuConfigParams()...)
-	return ps
-}
-
-func qemuUpdateParams(async bool) []ParamSpec {
-	ps := []ParamSpec{pNode(), pVMID(), pString("digest").pattern(`[a-fA-F0-9]{0,64}`), pString("delete"), pString("revert"), pBool("skiplock")}
-	if async {
-		ps = append(ps, pInt("background_delay").min(1).max(30))
-	}
-	for _, p := range qemuConfigParams() {
-		if !async && p.Name == "import-working-storage" {
-			continue
-		}
-		ps = append(ps, p)
-	}
-	return ps
-}
-
-func registerQemuRoutes(r *router) {
-	nv := func(extra ...ParamSpec) []ParamSpec { return append([]ParamSpec{pNode(), pVMID()}, extra...) }
-	base := "/nodes/{node}/qemu/{vmid}"
-	r.handle(RouteSpec{Method: http.MethodGet, Path: "/nodes/{node}/qemu", Params: []ParamSpec{pNode(), pBool("full")}}, handleQemuList)
-	r.handle(RouteSpec{Method: http.MethodPost, Path: "/nodes/{node}/qemu", Params: qemuCreateParams()}, handleQemuCreate)
-	r.handle(RouteSpec{Method: http.MethodGet, Path: base, Params: nv()}, handleQemuIndex)
-	r.handle(RouteSpec{Method: http.MethodDelete, Path: base, Params: nv(pBool("destroy-unreferenced-disks"), pBool("purge"), pBool("skiplock"))}, handleQemuDestroy)
-	r.handle(RouteSpec{Method: http.MethodGet, Path: base + "/config", Params: nv(pBool("current"), pString("snapshot"))}, handleQemuConfigGet)
-	r.handle(RouteSpec{Method: http.MethodPost, Path: base + "/config", Params: qemuUpdateParams(true)}, handleQemuConfigPost)
-	r.handle(RouteSpec{Method: http.MethodPut, Path: base + "/config", Params: qemuUpdateParams(false)}, handleQemuConfigPut)
-	r.handle(RouteSpec{Method: http.MethodGet, Path: base + "/pending", Params: nv()}, handleQemuPending)
-	r.handle(RouteSpec{Method: http.MethodPost, Path: base + "/clone", Params: nv(pInt("newid").req().min(100).max(999999999),
-		pInt("bwlimit").min(0), pString("description"), pEnum("format", "raw", "qcow2", "vmdk"), pBool("full"),
-		pDNSName("name"), pString("pool"), pString("snapname"), pString("storage"), pString("target"))}, handleQemuClone)
-	registerQemuPowerRoutes(r, base, nv)
-	registerQemuMigrateRoutes(r, base, nv)
-	registerQemuSnapshotRoutes(r, base, nv)
-	registerQemuGuestRoutes(r, base, nv)
-}
+// QEMU guests as qemu-server serves them under /nodes/{node}/qemu: the list, one VM's
+// index, destroy_vm (qemu-server src/PVE/API2/Qemu.pm) and the lookups every VM endpoint shares.
 
 // qemuGuest resolves {node}/{vmid} to a VM.
 func (s *Server) qemuGuest(r *request) (*guest, error) {
 	return s.guestOn(KindQemu, r.node(), r.vmid())
-}
-
-// checkLock fails like AbstractConfig::check_lock (both guest kinds) unless skiplock is set.
-func checkLock(g *guest, r *request) error {
-	if l := g.lock(); l != "" && !r.bool("skiplock") {
-		return errInternal("%s is locked (%s)", guestNoun(g), l)
-	}
-	return nil
-}
-
-// guestNoun is how PVE's messages name a guest: "VM" in qemu-server, "CT" in pve-container.
-func guestNoun(g *guest) string {
-	if g.Kind == KindLXC {
-		return "CT"
-	}
-	return "VM"
-}
-
-// typedConfig renders config values with their schema types: PVE's JSON has numbers for
-// integer/number keys, 0/1 for booleans, and strings for everything else ("memory": "2048").
-func typedConfig(cfg map[string]string, ps *paramSet) map[string]any {
-	out := make(map[string]any, len(cfg)+1)
-	for k, v := range cfg {
-		out[k] = typedValue(ps, k, v)
-	}
-	return out
-}
-
-func typedValue(ps *paramSet, key, v string) any {
-	if key == "cipassword" {
-		return "**********"
-	}
-	t := TypeString
-	if spec := ps.lookup(key); spec != nil {
-		t = spec.Type
-	} else if key == "snaptime" {
-		t = TypeInteger
-	}
-	switch t {
-	case TypeInteger:
-		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-			return n
-		}
-	case TypeNumber:
-		if f, err := strconv.ParseFloat(v, 64); err == nil {
-			return f
-		}
-	case TypeBoolean:
-		if v == "1" || v == "0" {
-			return atoiDefault(v, 0)
-		}
-	case TypeString:
-		// Returned as it is.
-	}
-	return v
 }
 
 func handleQemuList(s *Server, r *request) (any, error) {
@@ -129,398 +25,77 @@ func handleQemuIndex(s *Server, r *request) (any, error) {
 	return out, nil
 }
 
-func handleQemuConfigGet(s *Server, r *request) (any, error) {
+// handleQemuDestroy refuses running and protected VMs synchronously; the qmdestroy task
+// removes the volumes and the config.
+func handleQemuDestroy(s *Server, r *request) (any, error) {
 	g, err := s.qemuGuest(r)
 	if err != nil {
 		return nil, err
-	}
-	var cfg map[string]string
-	switch {
-	case r.has("snapshot"):
-		sn := g.findSnapshot(r.str("snapshot"))
-		if sn == nil {
-			return nil, errInternal("snapshot '%s' does not exist", r.str("snapshot"))
-		}
-		cfg = sn.Config
-	case r.bool("current"):
-		cfg = g.Config
-	default:
-		cfg = g.effectiveConfig()
-	}
-	out := typedConfig(cfg, qemuParamTypes)
-	out["digest"] = g.digest()
-	return out, nil
-}
-
-// handleQemuPending lists every key with its current and pending value in one call.
-func handleQemuPending(s *Server, r *request) (any, error) {
-	g, err := s.qemuGuest(r)
-	if err != nil {
-		return nil, err
-	}
-	return pendingItems(g, schemaTyped(qemuParamTypes)), nil
-}
-
-// pendingItems lists every key with its current value, pending value and pending delete,
-// rendering values with value.
-func pendingItems(g *guest, value func(key, v string) any) []map[string]any {
-	keys := map[string]bool{}
-	for k := range g.Config {
-		keys[k] = true
-	}
-	for k := range g.Pending {
-		keys[k] = true
-	}
-	for k := range g.PendingDelete {
-		keys[k] = true
-	}
-	out := make([]map[string]any, 0, len(keys))
-	for _, k := range sortedKeys(keys) {
-		item := map[string]any{"key": k}
-		if v, ok := g.Config[k]; ok {
-			item["value"] = value(k, v)
-		}
-		if v, ok := g.Pending[k]; ok {
-			item["pending"] = value(k, v)
-		}
-		if g.PendingDelete[k] {
-			item["delete"] = 1
-		}
-		out = append(out, item)
-	}
-	return out
-}
-
-// schemaTyped renders config values with their schema types (see typedValue).
-func schemaTyped(ps *paramSet) func(key, v string) any {
-	return func(key, v string) any { return typedValue(ps, key, v) }
-}
-
-// configChange is a parsed config update.
-type configChange struct {
-	set    map[string]string
-	del    []string
-	revert []string
-}
-
-var reListSep = regexp.MustCompile(`[,;\s\x00]+`)
-
-func splitList(v string) []string {
-	var out []string
-	for _, p := range reListSep.Split(v, -1) {
-		if p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// changeFrom extracts the config keys of an update, checking delete/revert keys.
-func changeFrom(r *request, ps *paramSet, control []string) (configChange, error) {
-	ch := configChange{set: map[string]string{}}
-	for k, v := range r.params {
-		if !contains(control, k) {
-			ch.set[k] = v
-		}
-	}
-	ch.del = splitList(r.str("delete"))
-	ch.revert = splitList(r.str("revert"))
-	for _, k := range append(append([]string{}, ch.del...), ch.revert...) {
-		if ps.lookup(k) == nil {
-			return ch, errParam("delete", fmt.Sprintf("invalid configuration ID '%s'", k))
-		}
-		if _, both := ch.set[k]; both {
-			return ch, errParam("delete", fmt.Sprintf("you can't use '-%s' and -delete %s' at the same time", k, k))
-		}
-	}
-	return ch, nil
-}
-
-// fastPlugKeys change on a running VM at once, without QEMU's involvement.
-var fastPlugKeys = []string{"name", "description", "tags", "onboot", "protection", "startup", "lock", "hookscript", "vmstatestorage", "shares", "autostart", "template"}
-
-// hotplugFeatures is the VM's "hotplug" option as a set; PVE's default is network,disk,usb.
-func hotplugFeatures(g *guest) map[string]bool {
-	v, ok := g.Config["hotplug"]
-	if !ok || v == "1" {
-		v = "network,disk,usb"
-	}
-	out := map[string]bool{}
-	if v == "0" {
-		return out
-	}
-	for _, f := range splitList(v) {
-		out[f] = true
-	}
-	return out
-}
-
-// appliesLive reports whether a change of key on a running VM takes effect at once
-// rather than going to pending.
-func appliesLive(g *guest, key, value string) bool {
-	if contains(fastPlugKeys, key) || isCIKey(key) {
-		return true
-	}
-	hp := hotplugFeatures(g)
-	base, _, _ := splitIndexed(key)
-	switch {
-	case base == "net":
-		return hp["network"]
-	case base == "scsi" || base == "virtio":
-		return hp["disk"]
-	case base == "ide" || base == "sata":
-		return isCDROM(value) || isCDROM(g.Config[key])
-	case base == "usb":
-		return hp["usb"]
-	case base == "unused":
-		return true
-	case key == "memory":
-		return hp["memory"]
-	case key == "vcpus":
-		return hp["cpu"]
-	case key == "balloon" || key == "cpulimit" || key == "cpuunits":
-		return true
-	}
-	return false
-}
-
-// applyQemuChange writes a config update as PVE's update_vm does: on a stopped VM all
-// pending changes and this update apply at once; on a running one only what can be
-// hotplugged, the rest goes to pending.
-func (s *Server) applyQemuChange(g *guest, ch configChange) error {
-	for _, k := range ch.revert {
-		delete(g.Pending, k)
-		delete(g.PendingDelete, k)
-	}
-	set, err := s.prepareValues(g, ch.set)
-	if err != nil {
-		return err
-	}
-	if !g.running() {
-		g.applyPending()
-	}
-	for _, k := range ch.del {
-		if !g.running() || appliesLive(g, k, g.Config[k]) {
-			s.deleteKey(g, k)
-			delete(g.Pending, k)
-			delete(g.PendingDelete, k)
-			continue
-		}
-		delete(g.Pending, k)
-		if _, exists := g.Config[k]; exists {
-			g.PendingDelete[k] = true
-		}
-	}
-	for _, k := range sortedKeys(set) {
-		v := set[k]
-		if !g.running() || appliesLive(g, k, v) {
-			s.replaceKey(g, k, v)
-			delete(g.Pending, k)
-			delete(g.PendingDelete, k)
-			continue
-		}
-		g.Pending[k] = v
-		delete(g.PendingDelete, k)
-	}
-	cleanupPending(g)
-	s.touch(g)
-	return nil
-}
-
-// prepareValues allocates disks and gives NICs their MACs before anything is written.
-func (s *Server) prepareValues(g *guest, set map[string]string) (map[string]string, error) {
-	out := make(map[string]string, len(set))
-	for _, k := range sortedKeys(set) {
-		v := set[k]
-		base, idx, _ := splitIndexed(k)
-		switch {
-		case isQemuDiskKey(k):
-			nv, err := s.allocDrive(g, k, v)
-			if err != nil {
-				return nil, err
-			}
-			v = nv
-		case base == "net":
-			v = normalizeNet(v, g.VMID, idx)
-		}
-		out[k] = v
-	}
-	return out, nil
-}
-
-// cleanupPending drops pending values equal to the current ones, as PVE's cleanup_pending.
-func cleanupPending(g *guest) {
-	for k, v := range g.Pending {
-		if cur, ok := g.Config[k]; ok && cur == v {
-			delete(g.Pending, k)
-		}
-	}
-	for k := range g.PendingDelete {
-		if _, ok := g.Config[k]; !ok {
-			delete(g.PendingDelete, k)
-		}
-	}
-}
-
-// replaceKey sets a key; a replaced disk volume becomes an unused disk.
-func (s *Server) replaceKey(g *guest, k, v string) {
-	if old, ok := g.Config[k]; ok && isQemuDiskKey(k) && old != v {
-		oldVol, _ := driveVolume(old)
-		newVol, _ := driveVolume(v)
-		if oldVol != newVol {
-			s.detachVolume(g, old)
-		}
-	}
-	g.Config[k] = v
-}
-
-// deleteKey removes a key; disks become unusedN, unusedN and cloud-init drives are freed.
-func (s *Server) deleteKey(g *guest, k string) {
-	v, ok := g.Config[k]
-	if !ok {
-		return
-	}
-	delete(g.Config, k)
-	base, _, _ := splitIndexed(k)
-	switch {
-	case base == "unused":
-		vol, _ := driveVolume(v)
-		s.freeVolume(g.Node, vol)
-	case isQemuDiskKey(k):
-		s.detachVolume(g, v)
-	}
-}
-
-func (s *Server) detachVolume(g *guest, value string) {
-	if isCDROM(value) && !strings.Contains(value, "cloudinit") {
-		return
-	}
-	vol, _ := driveVolume(value)
-	if strings.Contains(vol, "cloudinit") {
-		s.freeVolume(g.Node, vol)
-		return
-	}
-	if _, _, ok := s.findVolume(g.Node, vol); !ok || vmidOfVolume(vol) != g.VMID {
-		return
-	}
-	for i := 0; i <= 255; i++ {
-		key := fmt.Sprintf("unused%d", i)
-		if _, used := g.Config[key]; !used {
-			g.Config[key] = vol
-			return
-		}
-	}
-}
-
-// updateQemuConfig runs update_vm_api's checks, then applies the change.
-func (s *Server) updateQemuConfig(g *guest, r *request, ch configChange) error {
-	if err := checkQemuUpdate(g, r, ch); err != nil {
-		return err
-	}
-	return s.applyQemuChange(g, ch)
-}
-
-// checkQemuUpdate is update_vm_api's early checks, run before forking and again in the
-// worker: the digest, the lock property (unless skiplock), and balloon against memory.
-func checkQemuUpdate(g *guest, r *request, ch configChange) error {
-	if d := r.str("digest"); d != "" && d != g.digest() {
-		return errInternal("detected modified configuration - file changed by other user? Try again.")
 	}
 	if err := checkLock(g, r); err != nil {
-		return err
+		return nil, err
 	}
-	return checkBalloon(g, ch)
+	if g.running() {
+		return nil, errInternal("VM %d is running - destroy failed", g.VMID)
+	}
+	if g.Config["protection"] == "1" {
+		return nil, errInternal("can't remove VM %d - protection mode enabled", g.VMID)
+	}
+	if g.HAManaged && !r.bool("purge") {
+		return nil, errInternal("unable to remove VM %d - used in HA resources and purge parameter not set.", g.VMID)
+	}
+	return s.startTask(r, taskDef{Type: "qmdestroy", ID: strconv.Itoa(g.VMID), Node: g.Node,
+		Finish: func(t *task) error {
+			if s.st.guests[g.VMID] != g {
+				return errNoConfig(KindQemu, g.Node, g.VMID)
+			}
+			if g.running() {
+				return errInternal("VM %d is running - destroy failed", g.VMID)
+			}
+			if base, used := s.baseVolumeInUse(g); used {
+				// qemu-server src/PVE/QemuServer.pm, destroy_vm: its text says "cloned" (sic),
+				// and it dies before pve-storage's vdisk_free ("clones") is reached.
+				return errInternal("base volume '%s' is still in use by linked cloned", base)
+			}
+			s.freeGuestVolumes(g)
+			if r.bool("destroy-unreferenced-disks") {
+				s.freeOwnedVolumes(g.Node, g.VMID)
+			}
+			s.removeGuest(g)
+			t.logf("Removing image: 100%% complete...done.")
+			return nil
+		}}), nil
 }
 
-// defaultMemoryMB is qemu-server's default memory.
-const defaultMemoryMB = 512
-
-// checkBalloon refuses a balloon target above the memory the VM will have.
-func checkBalloon(g *guest, ch configChange) error {
-	memory, setMemory := ch.set["memory"]
-	balloon, setBalloon := ch.set["balloon"]
-	if !setMemory && !setBalloon {
-		return nil
-	}
-	if !setMemory {
-		memory = firstSet(g.Pending["memory"], g.Config["memory"])
-	}
-	if !setBalloon {
-		balloon = firstSet(g.Pending["balloon"], g.Config["balloon"])
-	}
-	maxMem := atoiDefault(strings.TrimPrefix(strings.SplitN(memory, ",", 2)[0], "current="), defaultMemoryMB)
-	if b := atoiDefault(balloon, 0); b > 0 && b > maxMem {
-		return errInternal("balloon value too large (must be smaller than assigned memory)")
-	}
-	return nil
-}
-
-// firstSet returns the first non-empty value.
-func firstSet(values ...string) string {
-	for _, v := range values {
-		if v != "" {
-			return v
+// freeOwnedVolumes deletes every image volume named after vmid on the node's storages.
+func (s *Server) freeOwnedVolumes(node string, vmid int) {
+	for _, id := range s.st.storageIDs(node) {
+		st := s.st.storages[node][id]
+		for volid, v := range st.Volumes {
+			if v.VMID == vmid && (v.Content == "images" || v.Content == "rootdir") {
+				st.removeVolume(volid)
+			}
 		}
 	}
-	return ""
 }
 
-// qemuConfigRequest resolves the VM of a config update and parses the change.
-func (s *Server) qemuConfigRequest(r *request) (*guest, configChange, error) {
-	g, err := s.qemuGuest(r)
-	if err != nil {
-		return nil, configChange{}, err
+// baseVolumeInUse names a base volume of g that a linked clone's volume
+// still has as its parent: pve-storage's vdisk_free refuses to remove it
+// (LVM-thin would allow it, so PVE checks first), and the destroy task
+// fails.
+func (s *Server) baseVolumeInUse(g *guest) (string, bool) {
+	bases := map[string]bool{}
+	for _, k := range driveKeys(g, g.Config) {
+		if vol, _ := driveVolume(g.Config[k]); vol != "" {
+			bases[vol] = true
+		}
 	}
-	ch, err := changeFrom(r, qemuParamTypes, qemuControlParams)
-	if err != nil {
-		return nil, configChange{}, err
+	for _, id := range s.st.storageIDs(g.Node) {
+		for _, v := range s.st.storages[g.Node][id].Volumes {
+			if v.Parent != "" && bases[v.Parent] && v.VMID != g.VMID {
+				return v.Parent, true
+			}
+		}
 	}
-	if err := s.checkImportSources(r, ch.set); err != nil {
-		return nil, configChange{}, err
-	}
-	return g, ch, nil
-}
-
-// handleQemuConfigPut is the synchronous update: errors come back as 500s, a config file
-// lock held by a task included (after waiting for it, as lock_config does).
-func handleQemuConfigPut(s *Server, r *request) (any, error) {
-	g, ch, err := s.qemuConfigRequest(r)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.awaitFileLock(KindQemu, g.VMID); err != nil {
-		return nil, err
-	}
-	if g, err = s.qemuGuest(r); err != nil { // it may have changed while we waited
-		return nil, err
-	}
-	return nil, s.updateQemuConfig(g, r, ch)
-}
-
-// handleQemuConfigPost is the asynchronous update: update_vm_api's early checks (digest,
-// lock property, balloon) fail the request with a 500 before forking; the qmconfig worker
-// repeats them and does the work.
-func handleQemuConfigPost(s *Server, r *request) (any, error) {
-	g, ch, err := s.qemuConfigRequest(r)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkQemuUpdate(g, r, ch); err != nil {
-		return nil, err
-	}
-	vmid := g.VMID
-	upid := s.startTask(r, taskDef{Type: "qmconfig", ID: strconv.Itoa(vmid), Node: g.Node,
-		Finish: func(t *task) error {
-			return s.withFileLockInWorker(t, KindQemu, vmid, func() error {
-				cur, ok := s.st.guests[vmid]
-				if !ok {
-					return errNoConfig(KindQemu, r.node(), vmid)
-				}
-				return s.updateQemuConfig(cur, r, ch)
-			})
-		}})
-	if r.has("background_delay") && s.st.tasks[upid].ExitStatus == "OK" {
-		return nil, nil
-	}
-	return upid, nil
+	return "", false
 }

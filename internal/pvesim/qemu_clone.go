@@ -161,7 +161,7 @@ func (s *Server) finishClone(src, g *guest, o cloneOpts, t *task) error {
 		}
 	}
 	for k := range cfg {
-		if base, idx, ok := splitIndexed(k); ok && base == "net" {
+		if keyPrefix, idx, ok := splitIndexed(k); ok && keyPrefix == "net" {
 			cfg[k] = normalizeNet(netWithoutMAC(cfg[k]), g.VMID, idx)
 		}
 	}

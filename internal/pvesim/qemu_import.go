@@ -72,24 +72,3 @@ func (s *Server) importSource(node, src string) (*volume, bool) {
 	}
 	return nil, false
 }
-
-// baseVolumeInUse names a base volume of g that a linked clone's volume
-// still has as its parent: pve-storage's vdisk_free refuses to remove it
-// (LVM-thin would allow it, so PVE checks first), and the destroy task
-// fails.
-func (s *Server) baseVolumeInUse(g *guest) (string, bool) {
-	bases := map[string]bool{}
-	for _, k := range driveKeys(g, g.Config) {
-		if vol, _ := driveVolume(g.Config[k]); vol != "" {
-			bases[vol] = true
-		}
-	}
-	for _, id := range s.st.storageIDs(g.Node) {
-		for _, v := range s.st.storages[g.Node][id].Volumes {
-			if v.Parent != "" && bases[v.Parent] && v.VMID != g.VMID {
-				return v.Parent, true
-			}
-		}
-	}
-	return "", false
-}

@@ -3,7 +3,6 @@ package pvesim
 import (
 	"errors"
 	"fmt"
-	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
@@ -15,13 +14,6 @@ import (
 // resources are handed to the HA manager (a short hamigrate task, after which HA runs the
 // migration itself); the qmigrate worker scans for what cannot move, locks the config with
 // `migrate`, and moves the guest's config (and local volumes) to the target at the end.
-
-func registerQemuMigrateRoutes(r *router, base string, nv func(...ParamSpec) []ParamSpec) {
-	r.handle(RouteSpec{Method: http.MethodPost, Path: base + "/migrate", Params: nv(pString("target").req(), pInt("bwlimit").min(0),
-		pBool("force"), pString("migration_network"), pEnum("migration_type", "secure", "insecure"), pBool("online"),
-		pString("targetstorage"), pBool("with-conntrack-state"), pBool("with-local-disks"))}, handleQemuMigrate)
-	registerQemuMigratePreconditionRoute(r, base, nv)
-}
 
 // migration is what a migrate request asks for.
 type migration struct {

@@ -1,7 +1,6 @@
 package pvesim
 
 import (
-	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
@@ -14,10 +13,6 @@ import (
 // other nodes, which this simulator's storages never are), its local disks
 // (check_vm_disks_local), its local resources (check_local_resources) and its mapped ones.
 // The target parameter is accepted and ignored, as PVE does.
-
-func registerQemuMigratePreconditionRoute(r *router, base string, nv func(...ParamSpec) []ParamSpec) {
-	r.handle(RouteSpec{Method: http.MethodGet, Path: base + "/migrate", Params: nv(optionalTargetNode())}, handleQemuMigratePrecondition)
-}
 
 func handleQemuMigratePrecondition(s *Server, r *request) (any, error) {
 	g, err := s.qemuGuest(r)
@@ -298,9 +293,9 @@ func defaultKeyOf(key string) string {
 	return "host"
 }
 
-func hasIndexedKey(cfg map[string]string, base string) bool {
+func hasIndexedKey(cfg map[string]string, keyPrefix string) bool {
 	for k := range cfg {
-		if b, _, ok := splitIndexed(k); ok && b == base {
+		if b, _, ok := splitIndexed(k); ok && b == keyPrefix {
 			return true
 		}
 	}

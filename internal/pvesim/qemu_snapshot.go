@@ -1,26 +1,13 @@
 package pvesim
 
 import (
-	"net/http"
 	"strconv"
 	"strings"
 	"time"
 )
 
-func registerQemuSnapshotRoutes(r *router, base string, nv func(...ParamSpec) []ParamSpec) {
-	snap := base + "/snapshot/{snapname}"
-	snapname := pString("snapname").req()
-	r.handle(RouteSpec{Method: http.MethodGet, Path: base + "/snapshot", Params: nv()}, handleQemuSnapshotList)
-	r.handle(RouteSpec{Method: http.MethodPost, Path: base + "/snapshot", Params: nv(snapname, pString("description"), pBool("vmstate"))}, handleQemuSnapshotCreate)
-	r.handle(RouteSpec{Method: http.MethodGet, Path: snap, Params: nv(snapname)}, handleQemuSnapshotIndex)
-	r.handle(RouteSpec{Method: http.MethodDelete, Path: snap, Params: nv(snapname, pBool("force"))}, handleQemuSnapshotDelete)
-	r.handle(RouteSpec{Method: http.MethodGet, Path: snap + "/config", Params: nv(snapname)}, handleQemuSnapshotConfigGet)
-	r.handle(RouteSpec{Method: http.MethodPut, Path: snap + "/config", Params: nv(snapname, pString("description"))}, handleQemuSnapshotConfigPut)
-	r.handle(RouteSpec{Method: http.MethodPost, Path: snap + "/rollback", Params: nv(snapname, pBool("start"))}, handleQemuRollback)
-	r.handle(RouteSpec{Method: http.MethodPost, Path: base + "/template", Params: nv(pEnum("disk", diskEnum()...))}, handleQemuTemplate)
-	r.handle(RouteSpec{Method: http.MethodPut, Path: base + "/resize", Params: nv(pEnum("disk", diskEnum()...).req(),
-		pString("size").req().pattern(`\+?\d+(\.\d+)?[KMGT]?`), pString("digest"), pBool("skiplock"))}, handleQemuResize)
-}
+// pQemuSnapname is a VM snapshot's name (its format is checked by checkSnapshotName).
+func pQemuSnapname() ParamSpec { return pString("snapname").req() }
 
 func handleQemuSnapshotList(s *Server, r *request) (any, error) {
 	g, err := s.qemuGuest(r)
@@ -219,95 +206,4 @@ func handleQemuRollback(s *Server, r *request) (any, error) {
 			}
 			return nil
 		}), nil
-}
-
-// handleQemuTemplate refuses running VMs and VMs with snapshots synchronously.
-func handleQemuTemplate(s *Server, r *request) (any, error) {
-	g, err := s.qemuGuest(r)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkLock(g, r); err != nil {
-		return nil, err
-	}
-	if g.isTemplate() {
-		return nil, errInternal("you can't convert a template to a template")
-	}
-	if g.running() {
-		return nil, errInternal("you can't convert a VM to template if VM is running")
-	}
-	if len(g.Snapshots) > 0 {
-		return nil, errInternal("unable to create template, because VM contains snapshots")
-	}
-	return s.startTask(r, taskDef{Type: "qmtemplate", ID: strconv.Itoa(g.VMID), Node: g.Node,
-		Finish: func(*task) error {
-			if err := s.stillThere(g); err != nil {
-				return err
-			}
-			if g.running() {
-				return errInternal("you can't convert a VM to template if VM is running")
-			}
-			s.makeTemplate(g)
-			s.touch(g)
-			return nil
-		}}), nil
-}
-
-// handleQemuResize grows a disk in a resize task; every check, the shrink refusal
-// included, is a task failure as in PVE.
-func handleQemuResize(s *Server, r *request) (any, error) {
-	g, err := s.qemuGuest(r)
-	if err != nil {
-		return nil, err
-	}
-	return s.startTask(r, taskDef{Type: "resize", ID: strconv.Itoa(g.VMID), Node: g.Node,
-		Finish: func(t *task) error {
-			if err := s.stillThere(g); err != nil {
-				return err
-			}
-			if d := r.str("digest"); d != "" && d != g.digest() {
-				return errInternal("detected modified configuration - file changed by other user? Try again.")
-			}
-			if err := checkLock(g, r); err != nil {
-				return err
-			}
-			return s.resizeDisk(g, r.str("disk"), r.str("size"), t)
-		}}), nil
-}
-
-func (s *Server) resizeDisk(g *guest, disk, size string, t *task) error {
-	value, ok := g.Config[disk]
-	if !ok {
-		return errInternal("disk '%s' does not exist", disk)
-	}
-	if isCDROM(value) {
-		return errInternal("you can't resize a cdrom")
-	}
-	vol, opts := driveVolume(value)
-	_, v, found := s.findVolume(g.Node, vol)
-	if !found {
-		return errInternal("volume '%s' does not exist", vol)
-	}
-	grow := strings.HasPrefix(size, "+")
-	n, okSize := parseSize(strings.TrimPrefix(size, "+"))
-	if !okSize {
-		return errInternal("invalid size '%s'", size)
-	}
-	newSize := n
-	if grow {
-		newSize = v.Size + n
-	}
-	if newSize < v.Size {
-		return errInternal("shrinking disks is not supported")
-	}
-	if newSize == v.Size {
-		t.logf("no change")
-		return nil
-	}
-	v.Size = newSize
-	opts["size"] = formatSize(newSize)
-	g.Config[disk] = driveValue(vol, opts)
-	t.logf("  Size of logical volume changed to %s.", formatSize(newSize))
-	s.touch(g)
-	return nil
 }

@@ -44,12 +44,6 @@ var reVNetID = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9]*[a-zA-Z0-9]$`)
 
 const maxVNetIDLength = 8
 
-func registerSDNRoutes(r *router) {
-	r.handle(RouteSpec{Method: http.MethodGet, Path: "/cluster/sdn/vnets", Params: []ParamSpec{
-		pBool("pending"), pBool("running"),
-	}}, handleVNetIndex)
-}
-
 // AddVNet adds a VNet to the cluster's SDN configuration, applied unless v.Pending, replacing
 // one of the same name.
 func (s *Server) AddVNet(v VNet) error {

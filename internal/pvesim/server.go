@@ -113,14 +113,13 @@ func Start(opts Options) (*Server, error) {
 		counters: newCounterSet(opts.LogRequests),
 		dice:     dice,
 		faults:   newFaultSet(dice),
-		router:   newRouter(),
+		router:   newRouter(routeTable()),
 		ca:       ca,
 		caPEM:    ca.pem,
 		defCert:  leaf,
 		stopCh:   make(chan struct{}),
 	}
 	s.cert.Store(leaf)
-	registerRoutes(s.router)
 	if opts.StateFile != "" {
 		if err := s.loadState(opts.StateFile); err != nil {
 			return nil, err

@@ -375,3 +375,13 @@ func sortedInts(m map[int]*guest) []int {
 	sort.Ints(ids)
 	return ids
 }
+
+// sortedKeys returns the keys of m in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -2,13 +2,12 @@ package pvesim
 
 import (
 	"fmt"
-	"net/http"
-	"regexp"
 	"strings"
-	"time"
 )
 
-// Storage status, content, download-url and OCI pulls as pve-storage serves them.
+// Storages as pve-storage serves them under /nodes/{node}/storage and /storage: listing,
+// status, content and volumes, and the storage configuration. download-url is in
+// storage_download.go, oci-registry-pull in oci.go.
 
 var storageContentEnum = []string{"iso", "vztmpl", "import"}
 
@@ -16,43 +15,8 @@ const reStorageID = `[a-zA-Z][a-zA-Z0-9\-_.]*[a-zA-Z0-9]`
 
 func pStorageID() ParamSpec { return pString("storage").req().pattern(reStorageID) }
 
-func registerStorageRoutes(r *router) {
-	ns := func(extra ...ParamSpec) []ParamSpec { return append([]ParamSpec{pNode(), pStorageID()}, extra...) }
-	base := "/nodes/{node}/storage"
-	optStorage := pString("storage").pattern(reStorageID)
-	r.handle(RouteSpec{Method: http.MethodGet, Path: base, Params: []ParamSpec{
-		pNode(), pString("content"), pBool("enabled"), pBool("format"), optStorage, optionalTargetNode(),
-	}}, handleStorageIndex)
-	r.handle(RouteSpec{Method: http.MethodGet, Path: base + "/{storage}/status", Params: ns()}, handleStorageStatus)
-	r.handle(RouteSpec{Method: http.MethodGet, Path: base + "/{storage}/content", Params: ns(
-		pString("content"), pInt("vmid").min(100).max(999999999),
-	)}, handleStorageContent)
-	r.handle(RouteSpec{Method: http.MethodGet, Path: base + "/{storage}/content/{volume+}", Params: []ParamSpec{
-		pNode(), optStorage, pString("volume").req(),
-	}}, handleVolumeInfo)
-	r.handle(RouteSpec{Method: http.MethodDelete, Path: base + "/{storage}/content/{volume+}", Params: []ParamSpec{
-		pNode(), optStorage, pString("volume").req(), pInt("delay").min(1).max(30),
-	}}, handleVolumeDelete)
-	r.handle(RouteSpec{Method: http.MethodPost, Path: base + "/{storage}/download-url", Params: ns(
-		ParamSpec{Name: "content", Type: TypeString, Required: true, Enum: storageContentEnum},
-		pString("filename").req(), pString("url").req().pattern(`https?://.*`), pString("checksum").requires("checksum-algorithm"),
-		pEnum("checksum-algorithm", "md5", "sha1", "sha224", "sha256", "sha384", "sha512").requires("checksum"),
-		// compression's enum is $PVE::Storage::Plugin::KNOWN_COMPRESSION_FORMATS, a
-		// `use constant` list read as a scalar: undef, so any string passes the schema
-		// (the API schema prints "enum": null) and the worker judges it.
-		pString("compression"), pBool("verify-certificates"),
-	)}, handleDownloadURL)
-	r.handle(RouteSpec{Method: http.MethodPost, Path: base + "/{storage}/oci-registry-pull", Params: ns(
-		pString("reference").req().pattern(reOCIReference), pString("filename"),
-	)}, handleOCIPull)
-	r.handle(RouteSpec{Method: http.MethodGet, Path: "/storage", Params: []ParamSpec{
-		pEnum("type", "btrfs", "cephfs", "cifs", "dir", "esxi", "iscsi", "iscsidirect", "lvm", "lvmthin", "nfs", "pbs", "rbd", "zfs", "zfspool"),
-	}}, handleStorageConfigIndex)
-	r.handle(RouteSpec{Method: http.MethodGet, Path: "/storage/{storage}", Params: []ParamSpec{pStorageID()}}, handleStorageConfigRead)
-}
-
-// reOCIReference is pve-storage's pattern for an OCI reference with a tag.
-const reOCIReference = `(?:(?:[a-zA-Z\d]|[a-zA-Z\d][a-zA-Z\d-]*[a-zA-Z\d])(?:\.(?:[a-zA-Z\d]|[a-zA-Z\d][a-zA-Z\d-]*[a-zA-Z\d]))*(?::\d+)?/)?[a-z\d]+(?:(?:[._]|__|[-]*)[a-z\d]+)*(?:/[a-z\d]+(?:(?:[._]|__|[-]*)[a-z\d]+)*)*:\w[\w.-]{0,127}`
+// pOptionalStorageID is a storage filter, or the storage of a volume whose ID also names it.
+func pOptionalStorageID() ParamSpec { return pString("storage").pattern(reStorageID) }
 
 func (s *Server) nodeStorage(node, id string) (*storage, error) {
 	if err := s.checkNode(node); err != nil {
@@ -278,157 +242,6 @@ func deleteVolume(st *storage, volid string, t *task) error {
 	st.removeVolume(volid)
 	t.logf("Removed volume '%s'", volid)
 	return nil
-}
-
-func normalizeContentFilename(name string) string {
-	name = strings.TrimRight(name, "\n")
-	if i := strings.LastIndexAny(name, `/\`); i >= 0 {
-		name = name[i+1:]
-	}
-	return reUnsafeFilename.ReplaceAllString(name, "_")
-}
-
-var (
-	reUnsafeFilename = regexp.MustCompile(`[^a-zA-Z0-9_.-]`)
-	reISOExt         = regexp.MustCompile(`(?i)[^/]+\.(?:iso|img)$`)
-	// PVE 9 also accepts plain .tar templates (OCI archives).
-	reVztmplExt = regexp.MustCompile(`(?i)[^/]+\.(?:tar|tar\.(?:gz|xz|zst|bz2))$`)
-	reImportExt = regexp.MustCompile(`^[a-zA-Z0-9_.-]+\.(ova|qcow2|raw|vmdk)$`)
-)
-
-// downloadTarget checks a download's storage, content type and file extension as
-// pve-storage's download_url does, in its order, and returns the volume id to create.
-func (s *Server) downloadTarget(r *request) (*storage, string, error) {
-	st, err := s.nodeStorage(r.node(), r.str("storage"))
-	if err != nil {
-		return nil, "", err
-	}
-	if st.Path == "" {
-		return nil, "", errInternal("can't upload to storage type '%s', not a file based storage!", st.Type)
-	}
-	content := r.str("content")
-	if !st.supports(content) {
-		return nil, "", errInternal("storage '%s' is not configured for content-type '%s'", st.ID, content)
-	}
-	name := normalizeContentFilename(r.str("filename"))
-	switch content {
-	case "iso":
-		if !reISOExt.MatchString(name) {
-			return nil, "", errParam("filename", "wrong file extension")
-		}
-	case "vztmpl":
-		if !reVztmplExt.MatchString(name) {
-			return nil, "", errParam("filename", "wrong file extension")
-		}
-	case "import":
-		if !reImportExt.MatchString(name) {
-			return nil, "", errParam("filename", "invalid filename or wrong extension")
-		}
-	}
-	return st, st.ID + ":" + content + "/" + name, nil
-}
-
-// downloadSize is a stable pseudo size so repeated runs list the same numbers.
-func downloadSize(rawURL string) int64 {
-	var h int64
-	for _, c := range rawURL {
-		h = h*31 + int64(c)
-	}
-	if h < 0 {
-		h = -h
-	}
-	return 64*mib + h%(512*mib)
-}
-
-// fileFormat is the format pve-storage reports for a file volume.
-func fileFormat(volid, content string) string {
-	lower := strings.ToLower(volid)
-	switch content {
-	case "iso":
-		return "iso"
-	case "vztmpl":
-		switch {
-		case strings.HasSuffix(lower, ".tar.gz"):
-			return "tgz"
-		case strings.HasSuffix(lower, ".tar.xz"):
-			return "txz"
-		case strings.HasSuffix(lower, ".tar.bz2"):
-			return "tbz2"
-		case strings.HasSuffix(lower, ".tar"):
-			return "tar"
-		}
-		return "tzst"
-	case "import":
-		if i := strings.LastIndex(lower, "."); i >= 0 {
-			return lower[i+1:]
-		}
-	}
-	return "raw"
-}
-
-func volumeBase(name string) string {
-	if i := strings.LastIndex(name, "/"); i >= 0 {
-		return name[i+1:]
-	}
-	return name
-}
-
-// encodeTaskText is PVE::Tools::encode_text: a task id must not carry ':' or whitespace.
-func encodeTaskText(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c <= 0x20 || c >= 0x7f || c == ':' {
-			fmt.Fprintf(&b, "%%%02X", c)
-			continue
-		}
-		b.WriteByte(c)
-	}
-	return b.String()
-}
-
-// handleOCIPull stores "<filename or reference, normalized>.tar" as a vztmpl volume:
-// pve-storage strips everything up to the last '/' and turns other unsafe characters
-// into '_', so docker.io/library/nginx:latest becomes local:vztmpl/nginx_latest.tar.
-func handleOCIPull(s *Server, r *request) (any, error) {
-	st, err := s.nodeStorage(r.node(), r.str("storage"))
-	if err != nil {
-		return nil, err
-	}
-	if st.Path == "" {
-		return nil, errInternal("can't upload to storage type '%s', not a file based storage!", st.Type)
-	}
-	if !st.supports("vztmpl") {
-		return nil, errInternal("storage '%s' is not configured for content-type 'vztmpl'", st.ID)
-	}
-	ref := r.str("reference")
-	src := ref
-	if r.has("filename") {
-		src = r.str("filename")
-	}
-	name := normalizeContentFilename(src) + ".tar"
-	volid := st.ID + ":vztmpl/" + name
-	if _, exists := st.Volumes[volid]; exists {
-		return nil, errInternal("refusing to override existing file '%s'", name)
-	}
-	return s.startTask(r, taskDef{Type: "ociregistrypull", ID: encodeTaskText(name), Node: r.node(),
-		Begin: func(t *task) error {
-			t.logf("Copying blob from docker://%s", ref)
-			return nil
-		},
-		Finish: func(t *task) error {
-			if err := s.skopeoMissing(r.node(), ref, volumePath(st, volid)); err != nil {
-				return err
-			}
-			if strings.Contains(ref, "fail") {
-				return fmt.Errorf("command 'skopeo copy docker://%s oci-archive:%s.tmp' failed: exit code 1", ref, volumePath(st, volid))
-			}
-			st.addVolume(&volume{VolID: volid, Format: "tar", Size: downloadSize(ref), CTime: time.Now().Unix(), Content: "vztmpl"})
-			t.logf("Writing manifest to image destination")
-			s.markDirty()
-			return nil
-		},
-	}), nil
 }
 
 func handleStorageConfigIndex(s *Server, r *request) (any, error) {

@@ -8,9 +8,9 @@ import (
 	"encoding/hex"
 	"fmt"
 	"hash"
-	"net/http"
 	"net/url"
 	"path"
+	"regexp"
 	"strings"
 	"time"
 
@@ -116,24 +116,6 @@ func existingFileChecksum(algorithm string, v *volume) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// ExistingFileChecksum is the checksum the simulator gives the stored file
-// volid on node ("" when there is none), for tests of a download onto it.
-func (s *Server) ExistingFileChecksum(node, volid, algorithm string) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	_, v, ok := s.findVolume(node, volid)
-	if !ok {
-		return ""
-	}
-	return existingFileChecksum(algorithm, v)
-}
-
-func registerDownloadMetadataRoutes(r *router) {
-	r.handle(RouteSpec{Method: http.MethodGet, Path: "/nodes/{node}/query-url-metadata", Params: []ParamSpec{
-		pNode(), pString("url").req().pattern(`https?://.*`), pBool("verify-certificates"),
-	}}, handleQueryURLMetadata)
-}
-
 // handleQueryURLMetadata answers as pve-manager does from a HEAD request:
 // the file name (from the URL's path here), its size and MIME type. The size
 // is the one a download of the URL gives; a URL whose path asks for a
@@ -155,71 +137,95 @@ func handleQueryURLMetadata(s *Server, r *request) (any, error) {
 	}, nil
 }
 
-// AddFile stores a file volume such as "local:iso/debian.iso" with the given
-// size, as if downloaded or uploaded outside the provider; its format is
-// what pve-storage reports for the name.
-func (s *Server) AddFile(node, volid string, size int64) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.checkNode(node); err != nil {
-		return err
+var (
+	reUnsafeFilename = regexp.MustCompile(`[^a-zA-Z0-9_.-]`)
+	reISOExt         = regexp.MustCompile(`(?i)[^/]+\.(?:iso|img)$`)
+	// PVE 9 also accepts plain .tar templates (OCI archives).
+	reVztmplExt = regexp.MustCompile(`(?i)[^/]+\.(?:tar|tar\.(?:gz|xz|zst|bz2))$`)
+	reImportExt = regexp.MustCompile(`^[a-zA-Z0-9_.-]+\.(ova|qcow2|raw|vmdk)$`)
+)
+
+func normalizeContentFilename(name string) string {
+	name = strings.TrimRight(name, "\n")
+	if i := strings.LastIndexAny(name, `/\`); i >= 0 {
+		name = name[i+1:]
 	}
-	stID, _, ok := splitVolID(volid)
-	if !ok {
-		return errf(http.StatusBadRequest, "invalid volume id '%s'", volid)
-	}
-	content := contentOf(volid)
-	st, err := s.checkStorage(node, stID, content)
+	return reUnsafeFilename.ReplaceAllString(name, "_")
+}
+
+// downloadTarget checks a download's storage, content type and file extension as
+// pve-storage's download_url does, in its order, and returns the volume id to create.
+func (s *Server) downloadTarget(r *request) (*storage, string, error) {
+	st, err := s.nodeStorage(r.node(), r.str("storage"))
 	if err != nil {
-		return err
+		return nil, "", err
 	}
-	st.addVolume(&volume{VolID: volid, Format: fileFormat(volid, content), Size: size, CTime: time.Now().Unix(), Content: content})
-	s.markDirty()
-	return nil
-}
-
-// DownloadSize is the size a download of rawURL gives in the simulator.
-func DownloadSize(rawURL string) int64 { return downloadSize(rawURL) }
-
-// HasVolume reports whether node's storages hold volid.
-func (s *Server) HasVolume(node, volid string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	_, _, ok := s.findVolume(node, volid)
-	return ok
-}
-
-// ProtectVolume sets or clears a volume's protected flag (PVE's PUT
-// .../content/{volume} protected=1): pve-storage then refuses to remove it.
-func (s *Server) ProtectVolume(node, volid string, protected bool) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	_, v, ok := s.findVolume(node, volid)
-	if !ok {
-		return errf(http.StatusBadRequest, "no volume '%s' on node '%s'", volid, node)
+	if st.Path == "" {
+		return nil, "", errInternal("can't upload to storage type '%s', not a file based storage!", st.Type)
 	}
-	v.Protected = protected
-	s.markDirty()
-	return nil
-}
-
-// SetStorageContent sets the content types storage id is configured for, as
-// an administrator's `pvesm set <id> --content ...` does: storage.cfg is
-// cluster-wide, so on every node that has the storage. PVE before 8.2, or a
-// storage never given import content, lacks "import".
-func (s *Server) SetStorageContent(id string, content ...string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	found := false
-	for _, n := range s.st.nodes {
-		if st, ok := s.st.storage(n, id); ok {
-			st.Content = append([]string(nil), content...)
-			found = true
+	content := r.str("content")
+	if !st.supports(content) {
+		return nil, "", errInternal("storage '%s' is not configured for content-type '%s'", st.ID, content)
+	}
+	name := normalizeContentFilename(r.str("filename"))
+	switch content {
+	case "iso":
+		if !reISOExt.MatchString(name) {
+			return nil, "", errParam("filename", "wrong file extension")
+		}
+	case "vztmpl":
+		if !reVztmplExt.MatchString(name) {
+			return nil, "", errParam("filename", "wrong file extension")
+		}
+	case "import":
+		if !reImportExt.MatchString(name) {
+			return nil, "", errParam("filename", "invalid filename or wrong extension")
 		}
 	}
-	if !found {
-		return errf(http.StatusBadRequest, "storage '%s' does not exist", id)
+	return st, st.ID + ":" + content + "/" + name, nil
+}
+
+// downloadSize is a stable pseudo size so repeated runs list the same numbers.
+func downloadSize(rawURL string) int64 {
+	var h int64
+	for _, c := range rawURL {
+		h = h*31 + int64(c)
 	}
-	s.markDirty()
-	return nil
+	if h < 0 {
+		h = -h
+	}
+	return 64*mib + h%(512*mib)
+}
+
+// fileFormat is the format pve-storage reports for a file volume.
+func fileFormat(volid, content string) string {
+	lower := strings.ToLower(volid)
+	switch content {
+	case "iso":
+		return "iso"
+	case "vztmpl":
+		switch {
+		case strings.HasSuffix(lower, ".tar.gz"):
+			return "tgz"
+		case strings.HasSuffix(lower, ".tar.xz"):
+			return "txz"
+		case strings.HasSuffix(lower, ".tar.bz2"):
+			return "tbz2"
+		case strings.HasSuffix(lower, ".tar"):
+			return "tar"
+		}
+		return "tzst"
+	case "import":
+		if i := strings.LastIndex(lower, "."); i >= 0 {
+			return lower[i+1:]
+		}
+	}
+	return "raw"
+}
+
+func volumeBase(name string) string {
+	if i := strings.LastIndex(name, "/"); i >= 0 {
+		return name[i+1:]
+	}
+	return name
 }

@@ -1,5 +1,3 @@
-// QEMU guest create and destroy: qmcreate and qmdestroy (qemu-server src/PVE/API2/Qemu.pm, create_vm and destroy_vm).
-
 package pvesim
 
 import (
@@ -8,6 +6,8 @@ import (
 	"strconv"
 	"time"
 )
+
+// POST /nodes/{node}/qemu: the qmcreate task (qemu-server src/PVE/API2/Qemu.pm, create_vm).
 
 // handleQemuCreate reserves the VMID at once with a config locked "create"; the qmcreate
 // task allocates the disks, writes the config and unlocks it, or removes it on failure.
@@ -115,56 +115,11 @@ func (s *Server) discardGuest(g *guest) {
 	s.removeGuest(g)
 }
 
-// handleQemuDestroy refuses running and protected VMs synchronously; the qmdestroy task
-// removes the volumes and the config.
-func handleQemuDestroy(s *Server, r *request) (any, error) {
-	g, err := s.qemuGuest(r)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkLock(g, r); err != nil {
-		return nil, err
-	}
-	if g.running() {
-		return nil, errInternal("VM %d is running - destroy failed", g.VMID)
-	}
-	if g.Config["protection"] == "1" {
-		return nil, errInternal("can't remove VM %d - protection mode enabled", g.VMID)
-	}
-	if g.HAManaged && !r.bool("purge") {
-		return nil, errInternal("unable to remove VM %d - used in HA resources and purge parameter not set.", g.VMID)
-	}
-	return s.startTask(r, taskDef{Type: "qmdestroy", ID: strconv.Itoa(g.VMID), Node: g.Node,
-		Finish: func(t *task) error {
-			if s.st.guests[g.VMID] != g {
-				return errNoConfig(KindQemu, g.Node, g.VMID)
-			}
-			if g.running() {
-				return errInternal("VM %d is running - destroy failed", g.VMID)
-			}
-			if base, used := s.baseVolumeInUse(g); used {
-				// qemu-server src/PVE/QemuServer.pm, destroy_vm: its text says "cloned" (sic),
-				// and it dies before pve-storage's vdisk_free ("clones") is reached.
-				return errInternal("base volume '%s' is still in use by linked cloned", base)
-			}
-			s.freeGuestVolumes(g)
-			if r.bool("destroy-unreferenced-disks") {
-				s.freeOwnedVolumes(g.Node, g.VMID)
-			}
-			s.removeGuest(g)
-			t.logf("Removing image: 100%% complete...done.")
-			return nil
-		}}), nil
-}
+// qemuCreateOnlyParams are create parameters that are not config keys.
+var qemuCreateOnlyParams = []string{"archive", "bwlimit", "live-restore", "pool", "start", "storage", "unique", "ha-managed"}
 
-// freeOwnedVolumes deletes every image volume named after vmid on the node's storages.
-func (s *Server) freeOwnedVolumes(node string, vmid int) {
-	for _, id := range s.st.storageIDs(node) {
-		st := s.st.storages[node][id]
-		for volid, v := range st.Volumes {
-			if v.VMID == vmid && (v.Content == "images" || v.Content == "rootdir") {
-				st.removeVolume(volid)
-			}
-		}
-	}
+func qemuCreateParams() []ParamSpec {
+	ps := append([]ParamSpec{pNode(), pVMID(), pString("archive"), pInt("bwlimit").min(0), pBool("live-restore"),
+		pString("pool"), pBool("start"), pString("storage"), pBool("unique"), pBool("ha-managed")}, qemuConfigParams()...)
+	return ps
 }

@@ -1,26 +1,9 @@
 package pvesim
 
 import (
-	"net/http"
 	"strconv"
 	"time"
 )
-
-func registerQemuPowerRoutes(r *router, base string, nv func(...ParamSpec) []ParamSpec) {
-	st := base + "/status"
-	r.handle(RouteSpec{Method: http.MethodGet, Path: st + "/current", Params: nv()}, handleQemuStatus)
-	r.handle(RouteSpec{Method: http.MethodPost, Path: st + "/start", Params: nv(pString("force-cpu"), pProp("machine", machineFormat),
-		pString("migratedfrom"), pString("migration_network"), pEnum("migration_type", "secure", "insecure"), pString("nets-host-mtu"),
-		pBool("skiplock"), pString("stateuri"), pString("targetstorage"), pInt("timeout").min(0), pBool("with-conntrack-state"))}, handleQemuStart)
-	r.handle(RouteSpec{Method: http.MethodPost, Path: st + "/stop", Params: nv(pBool("keepActive"), pString("migratedfrom"),
-		pBool("overrule-shutdown"), pBool("skiplock"), pInt("timeout").min(0))}, handleQemuStop)
-	r.handle(RouteSpec{Method: http.MethodPost, Path: st + "/shutdown", Params: nv(pBool("forceStop"), pBool("keepActive"),
-		pBool("skiplock"), pInt("timeout").min(0))}, handleQemuShutdown)
-	r.handle(RouteSpec{Method: http.MethodPost, Path: st + "/reboot", Params: nv(pInt("timeout").min(0))}, handleQemuReboot)
-	r.handle(RouteSpec{Method: http.MethodPost, Path: st + "/reset", Params: nv(pBool("skiplock"))}, handleQemuReset)
-	r.handle(RouteSpec{Method: http.MethodPost, Path: st + "/suspend", Params: nv(pBool("skiplock"), pString("statestorage"), pBool("todisk"))}, handleQemuSuspend)
-	r.handle(RouteSpec{Method: http.MethodPost, Path: st + "/resume", Params: nv(pBool("nocheck"), pBool("skiplock"))}, handleQemuResume)
-}
 
 // qemuStatusFields is a VM's entry in /qemu and the base of status/current. The template
 // key is present only on templates: go-proxmox treats any value, 0 included, as a template.
