@@ -33,6 +33,7 @@ import (
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 	"github.com/kubemox/provider-proxmox/internal/controller/guest"
 	"github.com/kubemox/provider-proxmox/internal/controller/guest/guesttest"
+	"github.com/kubemox/provider-proxmox/internal/controller/secrets"
 	"github.com/kubemox/provider-proxmox/internal/pvesim"
 )
 
@@ -73,7 +74,7 @@ func newFixture(t *testing.T, opts pvesim.Options) *fixture {
 	kube := guesttest.FakeKube(t, &v1alpha1.Container{})
 	log := &guesttest.EventLog{}
 	return &fixture{sim: sim, cl: cl, kube: kube, log: log, conn: &connector{
-		Deps: guesttest.Deps(kube, log), secrets: kube, interfacesAsked: guest.NewStamps(),
+		Deps: guesttest.Deps(kube, log), secrets: secrets.NewMemo(secrets.NewWatch(nil), kube), interfacesAsked: guest.NewStamps(),
 	}}
 }
 
