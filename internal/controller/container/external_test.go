@@ -137,7 +137,8 @@ func (f *fixture) converge(t *testing.T, cr *v1alpha1.Container, maxSteps int) {
 	}
 	e := f.external()
 	obs, err := e.Observe(context.Background(), cr)
-	t.Fatalf("not converged after %d steps: conditions %+v; err %v; diff %q; obs %+v", maxSteps, cr.Status.Conditions, err, obs.Diff, e.obs)
+	o, _ := e.obs.Last()
+	t.Fatalf("not converged after %d steps: conditions %+v; err %v; diff %q; obs %+v", maxSteps, cr.Status.Conditions, err, obs.Diff, o)
 }
 
 // ct returns the simulator's container at vmid, failing without it.
