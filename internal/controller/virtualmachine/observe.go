@@ -33,7 +33,7 @@ import (
 // for Update and Delete of the same reconcile.
 type external struct {
 	*connector
-	cl         *pve.Client
+	cl         proxmox
 	connection string
 
 	// obs is what this reconcile's Observe learnt, for Update and Delete.
