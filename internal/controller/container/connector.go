@@ -27,7 +27,6 @@ import (
 	"context"
 	"time"
 
-
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
