@@ -5,7 +5,7 @@ Licensed under the Apache License, Version 2.0 (the "License");
 you may not use this file except in compliance with the License.
 You may obtain a copy of the License at
 
-	http://www.apache.org/licenses/LICENSE-2.0
+    http://www.apache.org/licenses/LICENSE-2.0
 
 Unless required by applicable law or agreed to in writing, software
 distributed under the License is distributed on an "AS IS" BASIS,
@@ -13,6 +13,7 @@ WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 See the License for the specific language governing permissions and
 limitations under the License.
 */
+
 package container
 
 import (
@@ -28,6 +29,7 @@ import (
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 	"github.com/kubemox/provider-proxmox/internal/controller/guest"
+	"github.com/kubemox/provider-proxmox/internal/controller/guest/guesttest"
 )
 
 // fakeProxmox answers the calls a test expects and records them; any other
@@ -35,20 +37,11 @@ import (
 // the controller asked Proxmox something unexpected.
 type fakeProxmox struct {
 	proxmox
-	setErr error
-	sets   []configWrite
+	*guesttest.ConfigWrites
 }
 
-// configWrite is one PUT config the controller sent.
-type configWrite struct {
-	Ref pve.GuestRef
-	Set map[string]string
-	Del []string
-}
-
-func (f *fakeProxmox) SetGuestConfig(_ context.Context, ref pve.GuestRef, set map[string]string, del []string) error {
-	f.sets = append(f.sets, configWrite{Ref: ref, Set: set, Del: del})
-	return f.setErr
+func (f fakeProxmox) SetGuestConfig(ctx context.Context, ref pve.GuestRef, set map[string]string, del []string) error {
+	return f.ConfigWrites.SetGuestConfig(ctx, ref, set, del)
 }
 
 // TestUpdateWithFake covers what Update decides on its own, from the
@@ -58,7 +51,7 @@ func TestUpdateWithFake(t *testing.T) {
 	errBoom := errors.New("boom")
 	ref := pve.GuestRef{Type: pve.LXC, Node: "pve", VMID: 101}
 	type want struct {
-		sets []configWrite
+		sets []guesttest.ConfigWrite
 		err  error
 	}
 	cases := map[string]struct {
@@ -84,7 +77,7 @@ func TestUpdateWithFake(t *testing.T) {
 				o.Ref = ref
 				o.plan = pve.LXCPlan{Set: map[string]string{"cores": "2"}, Delete: []string{"mp1"}, Fields: []string{"cores", "mp1"}}
 			},
-			want: want{sets: []configWrite{{Ref: ref, Set: map[string]string{"cores": "2"}, Del: []string{"mp1"}}}},
+			want: want{sets: []guesttest.ConfigWrite{{Ref: ref, Set: map[string]string{"cores": "2"}, Del: []string{"mp1"}}}},
 		},
 		"ConfigFails": {
 			reason: "A refused PUT config is returned wrapped, its cause kept for errors.Is.",
@@ -93,18 +86,19 @@ func TestUpdateWithFake(t *testing.T) {
 				o.plan = pve.LXCPlan{Set: map[string]string{"cores": "2"}, Fields: []string{"cores"}}
 			},
 			setErr: errBoom,
-			want:   want{sets: []configWrite{{Ref: ref, Set: map[string]string{"cores": "2"}}}, err: errBoom},
+			want:   want{sets: []guesttest.ConfigWrite{{Ref: ref, Set: map[string]string{"cores": "2"}}}, err: errBoom},
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			cl := &fakeProxmox{setErr: tc.setErr}
+			w := &guesttest.ConfigWrites{Err: tc.setErr}
+			cl := fakeProxmox{ConfigWrites: w}
 			e := &external{connector: &connector{Deps: guest.Deps{Record: event.NewNopRecorder()}, interfacesAsked: guest.NewStamps()}, cl: cl}
 			if tc.observe != nil {
 				tc.observe(e.obs.Begin())
 			}
 			_, err := e.Update(context.Background(), &v1alpha1.Container{})
-			got := want{sets: cl.sets, err: err}
+			got := want{sets: w.Writes, err: err}
 			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{}), cmpopts.EquateErrors(), cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("\n%s\nUpdate(...): -want, +got:\n%s", tc.reason, diff)
 			}

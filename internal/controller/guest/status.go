@@ -41,6 +41,14 @@ type Proxmox interface {
 
 var _ Proxmox = (*pve.Client)(nil)
 
+// ConfigWriter is what every guest kind writes to its guest: the creation,
+// configuration changes and volume growth.
+type ConfigWriter interface {
+	CreateGuest(ctx context.Context, ref pve.GuestRef, params map[string]string) (string, error)
+	SetGuestConfig(ctx context.Context, ref pve.GuestRef, set map[string]string, del []string) error
+	ResizeDisk(ctx context.Context, ref pve.GuestRef, disk, size string) (string, error)
+}
+
 // StatusReader reads a guest's status/current.
 type StatusReader interface {
 	GuestStatus(ctx context.Context, ref pve.GuestRef) (pve.GuestStatus, error)

@@ -5,7 +5,7 @@ Licensed under the Apache License, Version 2.0 (the "License");
 you may not use this file except in compliance with the License.
 You may obtain a copy of the License at
 
-	http://www.apache.org/licenses/LICENSE-2.0
+    http://www.apache.org/licenses/LICENSE-2.0
 
 Unless required by applicable law or agreed to in writing, software
 distributed under the License is distributed on an "AS IS" BASIS,
@@ -13,6 +13,7 @@ WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 See the License for the specific language governing permissions and
 limitations under the License.
 */
+
 package virtualmachine
 
 import (
@@ -31,11 +32,9 @@ type proxmox interface {
 	guest.Proxmox
 	guest.PowerClient
 	guest.Migrator
+	guest.ConfigWriter
 
-	CreateGuest(ctx context.Context, ref pve.GuestRef, params map[string]string) (string, error)
-	SetGuestConfig(ctx context.Context, ref pve.GuestRef, set map[string]string, del []string) error
 	SetGuestConfigAsync(ctx context.Context, ref pve.GuestRef, set map[string]string, del []string) (string, error)
-	ResizeDisk(ctx context.Context, ref pve.GuestRef, disk, size string) (string, error)
 	CheckPrerequisites(ctx context.Context, p pve.Prerequisites) error
 	CloudInitPending(ctx context.Context, ref pve.GuestRef) ([]string, error)
 	AgentOSInfo(ctx context.Context, ref pve.GuestRef) (string, error)

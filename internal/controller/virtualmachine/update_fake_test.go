@@ -5,7 +5,7 @@ Licensed under the Apache License, Version 2.0 (the "License");
 you may not use this file except in compliance with the License.
 You may obtain a copy of the License at
 
-	http://www.apache.org/licenses/LICENSE-2.0
+    http://www.apache.org/licenses/LICENSE-2.0
 
 Unless required by applicable law or agreed to in writing, software
 distributed under the License is distributed on an "AS IS" BASIS,
@@ -13,6 +13,7 @@ WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 See the License for the specific language governing permissions and
 limitations under the License.
 */
+
 package virtualmachine
 
 import (
@@ -28,6 +29,7 @@ import (
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 	"github.com/kubemox/provider-proxmox/internal/controller/guest"
+	"github.com/kubemox/provider-proxmox/internal/controller/guest/guesttest"
 )
 
 // fakeProxmox answers the calls a test expects and records them; any other
@@ -35,19 +37,11 @@ import (
 // the controller asked Proxmox something unexpected.
 type fakeProxmox struct {
 	proxmox
-	setErr error
-	sets   []configWrite
+	*guesttest.ConfigWrites
 }
 
-// configWrite is one PUT config the controller sent.
-type configWrite struct {
-	Ref pve.GuestRef
-	Set map[string]string
-}
-
-func (f *fakeProxmox) SetGuestConfig(_ context.Context, ref pve.GuestRef, set map[string]string, _ []string) error {
-	f.sets = append(f.sets, configWrite{Ref: ref, Set: set})
-	return f.setErr
+func (f fakeProxmox) SetGuestConfig(ctx context.Context, ref pve.GuestRef, set map[string]string, del []string) error {
+	return f.ConfigWrites.SetGuestConfig(ctx, ref, set, del)
 }
 
 // TestUpdateWithFake covers what Update decides on its own, from the
@@ -58,7 +52,7 @@ func TestUpdateWithFake(t *testing.T) {
 	ref := pve.GuestRef{Type: pve.QEMU, Node: "pve", VMID: 100}
 	pw := &guest.CloudInitPassword{Value: "s3cr3t", Version: v1alpha1.CloudInitPasswordApplied{Generation: 2}}
 	type want struct {
-		sets    []configWrite
+		sets    []guesttest.ConfigWrite
 		err     error
 		errText string
 		applied *v1alpha1.CloudInitPasswordApplied
@@ -79,7 +73,7 @@ func TestUpdateWithFake(t *testing.T) {
 				o.Ref, o.needPass, o.want.Password = ref, true, pw
 				o.plan = pve.VMPlan{Set: map[string]string{"cores": "2"}, Fields: []string{"cores"}}
 			},
-			want: want{sets: []configWrite{{Ref: ref, Set: map[string]string{"cores": "2", "cipassword": "s3cr3t"}}},
+			want: want{sets: []guesttest.ConfigWrite{{Ref: ref, Set: map[string]string{"cores": "2", "cipassword": "s3cr3t"}}},
 				applied: &v1alpha1.CloudInitPasswordApplied{Generation: 2}},
 		},
 		"ConfigFails": {
@@ -89,7 +83,7 @@ func TestUpdateWithFake(t *testing.T) {
 				o.plan = pve.VMPlan{Set: map[string]string{"cores": "2"}, Fields: []string{"cores"}}
 			},
 			setErr: errBoom,
-			want: want{sets: []configWrite{{Ref: ref, Set: map[string]string{"cores": "2"}}}, err: errBoom,
+			want: want{sets: []guesttest.ConfigWrite{{Ref: ref, Set: map[string]string{"cores": "2"}}}, err: errBoom,
 				errText: "cannot apply configuration: boom"},
 		},
 		"PasswordNeverInTheError": {
@@ -98,20 +92,21 @@ func TestUpdateWithFake(t *testing.T) {
 				o.Ref, o.needPass, o.want.Password = ref, true, pw
 			},
 			setErr: errors.New("400 cipassword: value 's3cr3t' refused"),
-			want: want{sets: []configWrite{{Ref: ref, Set: map[string]string{"cipassword": "s3cr3t"}}},
+			want: want{sets: []guesttest.ConfigWrite{{Ref: ref, Set: map[string]string{"cipassword": "s3cr3t"}}},
 				errText: "cannot apply configuration: 400 cipassword: value '*****' refused"},
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			cl := &fakeProxmox{setErr: tc.setErr}
+			w := &guesttest.ConfigWrites{Err: tc.setErr}
+			cl := fakeProxmox{ConfigWrites: w}
 			e := &external{connector: &connector{Deps: guest.Deps{Record: event.NewNopRecorder()}, agentAsked: guest.NewStamps()}, cl: cl}
 			if tc.observe != nil {
 				tc.observe(e.obs.Begin())
 			}
 			cr := &v1alpha1.VirtualMachine{}
 			_, err := e.Update(context.Background(), cr)
-			got := want{sets: cl.sets, err: err, applied: cr.Status.CloudInitPasswordApplied}
+			got := want{sets: w.Writes, err: err, applied: cr.Status.CloudInitPasswordApplied}
 			if err != nil {
 				got.errText = err.Error()
 			}
