@@ -31,7 +31,7 @@ type ContainerDisk struct {
 	// +kubebuilder:validation:MaxLength=128
 	Storage string `json:"storage"`
 
-	// Size of the volume in GiB. Volumes only grow: a smaller size than the
+	// Size of the volume in GiB (PVE's "G" in size=). Volumes only grow: a smaller size than the
 	// current one is reported, never applied.
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=131072
@@ -181,19 +181,20 @@ type ContainerTemplate struct {
 	// +optional
 	OSTemplate string `json:"ostemplate,omitempty"`
 
-	// Cores is the number of CPU cores.
+	// Cores is the number of CPU cores (Proxmox VE's cores).
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=8192
 	// +optional
 	Cores int32 `json:"cores,omitempty"`
 
-	// Memory in MiB.
+	// Memory is the container's memory in MiB (Proxmox VE's memory).
 	// +kubebuilder:validation:Minimum=16
 	// +kubebuilder:validation:Maximum=4194304
 	// +optional
 	Memory int64 `json:"memory,omitempty"`
 
-	// Swap in MiB (0 disables swap).
+	// Swap is the container's swap in MiB (Proxmox VE's swap; 0 disables
+	// swap).
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=4194304
 	// +optional

@@ -66,7 +66,7 @@ type VirtualMachineDisk struct {
 	// +kubebuilder:validation:MaxLength=128
 	Storage string `json:"storage"`
 
-	// Size of the disk in GiB (PVE's "G"). Disks only grow: a smaller size
+	// Size of the disk in GiB (PVE's "G" in size=). Disks only grow: a smaller size
 	// than the current one is refused by the controller, never applied.
 	// No maximum, as kubemox and Proxmox VE's API (the storage refuses
 	// what it cannot allocate, with its message).
@@ -122,20 +122,21 @@ type PCIDevice struct {
 // VirtualMachineHardware is the hardware shared by clone and scratch mode.
 // A field left out is left as Proxmox VE (or the template) has it.
 type VirtualMachineHardware struct {
-	// Cores is the number of CPU cores per socket.
+	// Cores is the number of CPU cores per socket (Proxmox VE's cores).
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=512
 	// +optional
 	Cores int32 `json:"cores,omitempty"`
 
-	// Socket is the number of CPU sockets. No maximum, as kubemox and
+	// Socket is the number of CPU sockets (Proxmox VE's sockets; kubemox
+	// names the field socket). No maximum, as kubemox and
 	// Proxmox VE's schema (qemu-server's sockets has only minimum 1); a VM
 	// with more vCPUs than its node has fails to start, with PVE's message.
 	// +kubebuilder:validation:Minimum=1
 	// +optional
 	Socket int32 `json:"socket,omitempty"`
 
-	// Memory in MiB.
+	// Memory is the guest's memory in MiB (Proxmox VE's memory).
 	// +kubebuilder:validation:Minimum=16
 	// +kubebuilder:validation:Maximum=4194304
 	// +optional

@@ -39,20 +39,21 @@ type VMTemplateNetwork struct {
 
 // VirtualMachineConfig is the template VM's hardware (kubemox's names).
 type VirtualMachineConfig struct {
-	// Sockets of the CPU. No maximum, as kubemox and Proxmox VE's schema.
+	// Sockets is the number of CPU sockets (Proxmox VE's sockets). No
+	// maximum, as kubemox and Proxmox VE's schema.
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=1
 	// +optional
 	Sockets int32 `json:"sockets,omitempty"`
 
-	// Cores per socket.
+	// Cores is the number of CPU cores per socket (Proxmox VE's cores).
 	// +kubebuilder:default=2
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=512
 	// +optional
 	Cores int32 `json:"cores,omitempty"`
 
-	// Memory in MB.
+	// Memory is the guest's memory in MiB (Proxmox VE's memory).
 	// +kubebuilder:default=2048
 	// +kubebuilder:validation:Minimum=16
 	// +kubebuilder:validation:Maximum=4194304

@@ -76,7 +76,7 @@ func SetupGated(mgr ctrl.Manager, o controller.Options, clients *pve.Cache, setu
 	// GuestImport indexes VirtualMachines and Containers by the guest they name.
 	setups.Register(v1alpha1.GuestImportKind, func() error { return guestimport.Setup(mgr, o, clients) },
 		v1alpha1.GuestImportGroupVersionKind, v1alpha1.VirtualMachineGroupVersionKind, v1alpha1.ContainerGroupVersionKind)
-	setups.Register(v1alpha1.ContainerKind, func() error { return container.Setup(mgr, o, clients, shared) },
+	setups.Register(v1alpha1.ContainerKind, func() error { return container.Setup(mgr, o, clients, shared, secretWatch) },
 		v1alpha1.ContainerGroupVersionKind)
 	// A snapshot reads the VirtualMachine it names.
 	setups.Register(v1alpha1.VirtualMachineSnapshotKind, func() error { return virtualmachinesnapshot.Setup(mgr, o, clients) },

@@ -212,6 +212,8 @@ func transportMessage(err error) string {
 	return msg
 }
 
+// failover is ours, not go-proxmox's WithAdditionalEndpoints: that one also
+// fails over on 502-504 and 595/596, which another node would answer alike.
 type failover struct {
 	next http.RoundTripper
 	set  *endpointSet

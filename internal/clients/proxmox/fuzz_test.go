@@ -32,22 +32,6 @@ func FuzzParseUPID(f *testing.F) {
 	})
 }
 
-func FuzzParsePropString(f *testing.F) {
-	for _, s := range []string{
-		"virtio=BC:24:11:2A:3B:4C,bridge=vmbr0,firewall=1", "local-lvm:vm-100-disk-0,size=32G",
-		"ip=dhcp,ip6=auto", ",,=,==", "a=1,a=2", " x , y=z ", "\x00=\xff",
-	} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		p := ParsePropString(s)
-		again := ParsePropString(p.String())
-		if again.String() != p.String() {
-			t.Fatalf("not stable: %q -> %q -> %q", s, p.String(), again.String())
-		}
-	})
-}
-
 func FuzzSizeBytes(f *testing.F) {
 	for _, s := range []string{"32G", "512M", "1T", "10240K", "1024", "1.5G", "-1G", "1e400", "1e19G", "NaN", "Inf", "G", ""} {
 		f.Add(s)

@@ -291,7 +291,7 @@ func (c *Client) GuestTasks(ctx context.Context, node string, vmid, limit int) (
 	var raw []wireTask
 	p := "/nodes/" + url.PathEscape(node) + "/tasks?" + q.Encode()
 	if err := c.API().Get(ctx, p, &raw); err != nil {
-		return nil, errors.Wrapf(err, "cannot list tasks of VM %d on node %s", vmid, node)
+		return nil, errors.Wrapf(err, "cannot list tasks of guest %d on node %s", vmid, node)
 	}
 	out := make([]TaskStatus, 0, len(raw))
 	for _, w := range raw {

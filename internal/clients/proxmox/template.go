@@ -13,7 +13,7 @@ import (
 func (c *Client) ConvertToTemplate(ctx context.Context, ref GuestRef) (string, error) {
 	var raw json.RawMessage
 	if err := c.API().Post(ctx, ref.path("/template"), nil, &raw); err != nil {
-		return "", errors.Wrapf(err, "cannot convert VM %s to a template", ref)
+		return "", errors.Wrapf(err, "cannot convert %s to a template", ref.Named())
 	}
 	return c.startedTask(raw)
 }

@@ -182,6 +182,8 @@ var retryableStatus = map[int]bool{
 	596:                           true,
 }
 
+// retrying is ours, not go-proxmox's WithRetry: that one also retries PUT,
+// DELETE and buffered POSTs, which PVE does not make idempotent.
 type retrying struct {
 	next    http.RoundTripper
 	retired *atomic.Bool

@@ -52,6 +52,18 @@ func (r GuestRef) path(suffix string) string {
 
 func (r GuestRef) String() string { return r.Node + "/" + strconv.Itoa(r.VMID) }
 
+// Noun names the guest type in messages: a container's errors must not read
+// "VM" although the client's guest methods serve both types.
+func (t GuestType) Noun() string {
+	if t == LXC {
+		return "container"
+	}
+	return "VM"
+}
+
+// Named is the guest's type and location as errors name it ("container pve/101").
+func (r GuestRef) Named() string { return r.Type.Noun() + " " + r.String() }
+
 // PendingEntry is one key of GET /pending: the running (current) value, the
 // value waiting for the next boot, and whether its deletion is pending.
 type PendingEntry struct {
@@ -118,7 +130,7 @@ type wirePending struct {
 func (c *Client) GuestPending(ctx context.Context, ref GuestRef) (GuestConfig, error) {
 	var raw []wirePending
 	if err := c.API().Get(ctx, ref.path("/pending"), &raw); err != nil {
-		return nil, errors.Wrapf(err, "cannot read configuration of VM %s", ref)
+		return nil, errors.Wrapf(err, "cannot read configuration of %s", ref.Named())
 	}
 	out := make(GuestConfig, len(raw))
 	for _, w := range raw {
@@ -165,7 +177,7 @@ type wireStatus struct {
 func (c *Client) GuestStatus(ctx context.Context, ref GuestRef) (GuestStatus, error) {
 	var w wireStatus
 	if err := c.API().Get(ctx, ref.path("/status/current"), &w); err != nil {
-		return GuestStatus{}, errors.Wrapf(err, "cannot read status of VM %s", ref)
+		return GuestStatus{}, errors.Wrapf(err, "cannot read status of %s", ref.Named())
 	}
 	return GuestStatus{
 		VMID: int(w.VMID), Name: string(w.Name), Status: string(w.Status), QMPStatus: string(w.QMPStatus),
@@ -232,7 +244,7 @@ func (c *Client) CloneGuest(ctx context.Context, src GuestRef, o CloneOptions) (
 	setIf(p, "pool", o.Pool)
 	var raw json.RawMessage
 	if err := c.API().Post(ctx, src.path("/clone"), p, &raw); err != nil {
-		return "", errors.Wrapf(err, "cannot clone VM %s to %d", src, o.NewID)
+		return "", errors.Wrapf(err, "cannot clone %s to %d", src.Named(), o.NewID)
 	}
 	return c.startedTask(raw)
 }
@@ -247,7 +259,7 @@ func (c *Client) CreateGuest(ctx context.Context, ref GuestRef, params map[strin
 	p["vmid"] = strconv.Itoa(ref.VMID)
 	var raw json.RawMessage
 	if err := c.API().Post(ctx, ref.collection(), p, &raw); err != nil {
-		return "", errors.Wrapf(err, "cannot create %s guest %d on node %s", ref.Type, ref.VMID, ref.Node)
+		return "", errors.Wrapf(err, "cannot create %s", ref.Named())
 	}
 	return c.startedTask(raw)
 }
@@ -269,7 +281,7 @@ func configParams(set map[string]string, del []string) map[string]string {
 // hot-plug are kept pending until the next boot.
 func (c *Client) SetGuestConfig(ctx context.Context, ref GuestRef, set map[string]string, del []string) error {
 	if err := c.API().Put(ctx, ref.path("/config"), configParams(set, del), nil); err != nil {
-		return errors.Wrapf(err, "cannot update configuration of VM %s", ref)
+		return errors.Wrapf(err, "cannot update configuration of %s", ref.Named())
 	}
 	return nil
 }
@@ -280,7 +292,7 @@ func (c *Client) SetGuestConfig(ctx context.Context, ref GuestRef, set map[strin
 func (c *Client) SetGuestConfigAsync(ctx context.Context, ref GuestRef, set map[string]string, del []string) (string, error) {
 	var raw json.RawMessage
 	if err := c.API().Post(ctx, ref.path("/config"), configParams(set, del), &raw); err != nil {
-		return "", errors.Wrapf(err, "cannot update configuration of VM %s", ref)
+		return "", errors.Wrapf(err, "cannot update configuration of %s", ref.Named())
 	}
 	return c.startedTask(raw)
 }
@@ -290,7 +302,7 @@ func (c *Client) SetGuestConfigAsync(ctx context.Context, ref GuestRef, set map[
 func (c *Client) ResizeDisk(ctx context.Context, ref GuestRef, disk, size string) (string, error) {
 	var raw json.RawMessage
 	if err := c.API().Put(ctx, ref.path("/resize"), map[string]string{"disk": disk, "size": size}, &raw); err != nil {
-		return "", errors.Wrapf(err, "cannot resize disk %s of VM %s", disk, ref)
+		return "", errors.Wrapf(err, "cannot resize disk %s of %s", disk, ref.Named())
 	}
 	return c.startedTask(raw)
 }
@@ -302,7 +314,7 @@ func (c *Client) powerAction(ctx context.Context, ref GuestRef, action string, p
 		body = p
 	}
 	if err := c.API().Post(ctx, ref.path("/status/"+action), body, &raw); err != nil {
-		return "", errors.Wrapf(err, "cannot %s VM %s", action, ref)
+		return "", errors.Wrapf(err, "cannot %s %s", action, ref.Named())
 	}
 	return c.startedTask(raw)
 }
@@ -351,7 +363,7 @@ func (c *Client) DeleteGuest(ctx context.Context, ref GuestRef, purge bool) (str
 	}
 	var raw json.RawMessage
 	if err := c.API().Delete(ctx, p, &raw); err != nil {
-		return "", errors.Wrapf(err, "cannot delete VM %s", ref)
+		return "", errors.Wrapf(err, "cannot delete %s", ref.Named())
 	}
 	return c.startedTask(raw)
 }
@@ -362,7 +374,7 @@ func (c *Client) DeleteGuest(ctx context.Context, ref GuestRef, purge bool) (str
 func (c *Client) CloudInitPending(ctx context.Context, ref GuestRef) ([]string, error) {
 	var raw []wirePending
 	if err := c.API().Get(ctx, ref.path("/cloudinit"), &raw); err != nil {
-		return nil, errors.Wrapf(err, "cannot read cloud-init state of VM %s", ref)
+		return nil, errors.Wrapf(err, "cannot read cloud-init state of %s", ref.Named())
 	}
 	var keys []string
 	for _, w := range raw {
@@ -396,7 +408,7 @@ func (c *Client) AgentNetworkInterfaces(ctx context.Context, ref GuestRef) ([]Gu
 		} `json:"result"`
 	}
 	if err := c.API().Get(ctx, ref.path("/agent/network-get-interfaces"), &body); err != nil {
-		return nil, errors.Wrapf(err, "cannot read network interfaces of VM %s from the guest agent", ref)
+		return nil, errors.Wrapf(err, "cannot read network interfaces of %s from the guest agent", ref.Named())
 	}
 	out := make([]GuestNetwork, 0, len(body.Result))
 	for _, r := range body.Result {
@@ -439,7 +451,7 @@ func (c *Client) AgentOSInfo(ctx context.Context, ref GuestRef) (string, error) 
 		} `json:"result"`
 	}
 	if err := c.API().Get(ctx, ref.path("/agent/get-osinfo"), &body); err != nil {
-		return "", errors.Wrapf(err, "cannot read OS info of VM %s from the guest agent", ref)
+		return "", errors.Wrapf(err, "cannot read OS info of %s from the guest agent", ref.Named())
 	}
 	if body.Result.PrettyName != "" {
 		return string(body.Result.PrettyName), nil

@@ -6,40 +6,41 @@ import (
 )
 
 // PropString is a PVE property string ("virtio=AA:BB,bridge=vmbr0,firewall=1"
-// or "local-lvm:vm-100-disk-0,size=32G"): ordered key/value pairs, where the
-// first element may be a bare value (no "=").
+// or "local-lvm:vm-100-disk-0,size=32G"): ordered key/value pairs, where one
+// element may be a bare value (no "="), the value of the format's default key.
+//
+// The grammar is pve-common's parse_property_string (PVE/JSONSchema.pm): the
+// string is split on every comma (PVE knows no quoting, and its
+// print_property_string refuses a value with a comma), a part of only
+// whitespace is skipped, "key=value" needs a key and a value, and a part
+// without "=" is the default key's value wherever it stands.
 type PropString struct {
 	keys   []string
 	values map[string]string
 }
 
-// ParsePropString splits a property string.
+// ParsePropString splits a property string. A string PVE accepts reads as
+// parse_property_string reads it, the default key's value kept under ""; a
+// string PVE refuses (a duplicate key, "k=", "=v") is read as best it can be,
+// the last of duplicates winning, so the client never fails on PVE's output.
 func ParsePropString(s string) PropString {
 	p := PropString{values: map[string]string{}}
-	for i, part := range strings.Split(s, ",") {
-		part = strings.TrimSpace(part)
-		if part == "" {
+	for _, part := range strings.Split(s, ",") {
+		if strings.TrimSpace(part) == "" {
 			continue
 		}
 		k, v, ok := strings.Cut(part, "=")
-		if ok && k == "" {
+		switch {
+		case ok && k == "":
 			// "=value" names no key: PVE refuses it; keeping it under the
 			// bare value's key would render as something else.
 			continue
-		}
-		if !ok {
-			// A bare first element is the default key's value (a volume for
+		case !ok:
+			// A bare element is the default key's value (a volume for
 			// disks); keep it under "" so it renders back in place.
-			if i == 0 {
-				k, v = "", part
-			} else {
-				k, v = part, ""
-			}
+			k, v = "", part
 		}
-		if _, seen := p.values[k]; !seen {
-			p.keys = append(p.keys, k)
-		}
-		p.values[k] = v
+		p.Set(k, v)
 	}
 	return p
 }

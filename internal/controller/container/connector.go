@@ -27,12 +27,11 @@ import (
 	"context"
 	"time"
 
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	"github.com/kubemox/provider-proxmox/internal/controller/guest"
+	"github.com/kubemox/provider-proxmox/internal/controller/secrets"
 )
 
 const (
@@ -49,7 +48,8 @@ const (
 // Proxmox client of the resource's connection.
 type connector struct {
 	guest.Deps
-	secrets client.Reader // uncached: Secrets never enter an informer
+	// secrets reads passwordFrom Secrets, again only when they changed.
+	secrets *secrets.Memo
 	// interfacesAsked throttles interface queries while no address is known.
 	interfacesAsked *guest.Stamps
 }

@@ -29,7 +29,10 @@ import (
 // (shutdown, stop, destroy with purge; see guest.Deleter), once Observe saw
 // an owned container with nothing under way.
 func (e *external) Delete(ctx context.Context, cr *v1alpha1.Container) (managed.ExternalDelete, error) {
-	o := e.obs
+	o, err := e.obs.Last()
+	if err != nil {
+		return managed.ExternalDelete{}, err
+	}
 	if !o.Actionable() {
 		return managed.ExternalDelete{}, nil
 	}

@@ -21,12 +21,12 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
+	"github.com/kubemox/provider-proxmox/internal/controller/guest"
 	"github.com/kubemox/provider-proxmox/internal/controller/secrets"
 )
 
@@ -53,9 +53,10 @@ type desired struct {
 	AllowReboot     bool
 }
 
-// desiredFrom reads the spec (and the passwordFrom Secret, straight from the
-// API server) into what the controller compares and creates.
-func desiredFrom(ctx context.Context, kube client.Reader, cr *v1alpha1.Container) (desired, error) {
+// desiredFrom reads the spec (and the passwordFrom Secret: from the API
+// server when its resourceVersion moved, from the memo otherwise, as a
+// VirtualMachine does) into what the controller compares and creates.
+func desiredFrom(ctx context.Context, keys guest.SecretKeyReader, cr *v1alpha1.Container) (desired, error) {
 	s := &cr.Spec
 	d := desired{
 		Spec:            pve.LXCSpec{Hostname: s.Name, AdditionalConfig: s.AdditionalConfig},
@@ -76,7 +77,7 @@ func desiredFrom(ctx context.Context, kube client.Reader, cr *v1alpha1.Container
 	}
 	d.Spec.Unprivileged = t.Unprivileged
 	d.Create = pve.LXCCreate{OSTemplate: t.OSTemplate, Unprivileged: t.IsUnprivileged(), SSHKeys: t.SSHKeys}
-	pw, err := rootPassword(ctx, kube, cr)
+	pw, err := rootPassword(ctx, keys, cr)
 	if err != nil {
 		return desired{}, err
 	}
@@ -125,13 +126,13 @@ func ImportedTemplate(s pve.LXCSpec) *v1alpha1.ContainerTemplate {
 
 // rootPassword returns root's password from the spec or its Secret, ""
 // when none is set. It must never be logged, evented or written to status.
-func rootPassword(ctx context.Context, kube client.Reader, cr *v1alpha1.Container) (string, error) {
+func rootPassword(ctx context.Context, keys guest.SecretKeyReader, cr *v1alpha1.Container) (string, error) {
 	t := cr.Spec.Template
 	if t.Password != "" || t.PasswordFrom == nil {
 		return t.Password, nil
 	}
 	ref := t.PasswordFrom
-	k, err := secrets.NewReader(kube).Key(ctx, types.NamespacedName{Namespace: cr.GetNamespace(), Name: ref.Name}, ref.Key)
+	k, err := keys.Key(ctx, types.NamespacedName{Namespace: cr.GetNamespace(), Name: ref.Name}, ref.Key)
 	switch {
 	case errors.Is(err, secrets.ErrKeyNotFound):
 		return "", errors.Errorf("Secret %s/%s has no key %q (template.passwordFrom)", cr.GetNamespace(), ref.Name, ref.Key)

@@ -33,6 +33,7 @@ import (
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 	"github.com/kubemox/provider-proxmox/internal/controller/guest"
 	"github.com/kubemox/provider-proxmox/internal/controller/guest/guesttest"
+	"github.com/kubemox/provider-proxmox/internal/controller/secrets"
 	"github.com/kubemox/provider-proxmox/internal/pvesim"
 )
 
@@ -73,7 +74,7 @@ func newFixture(t *testing.T, opts pvesim.Options) *fixture {
 	kube := guesttest.FakeKube(t, &v1alpha1.Container{})
 	log := &guesttest.EventLog{}
 	return &fixture{sim: sim, cl: cl, kube: kube, log: log, conn: &connector{
-		Deps: guesttest.Deps(kube, log), secrets: kube, interfacesAsked: guest.NewStamps(),
+		Deps: guesttest.Deps(kube, log), secrets: secrets.NewMemo(secrets.NewWatch(nil), kube), interfacesAsked: guest.NewStamps(),
 	}}
 }
 
@@ -136,7 +137,8 @@ func (f *fixture) converge(t *testing.T, cr *v1alpha1.Container, maxSteps int) {
 	}
 	e := f.external()
 	obs, err := e.Observe(context.Background(), cr)
-	t.Fatalf("not converged after %d steps: conditions %+v; err %v; diff %q; obs %+v", maxSteps, cr.Status.Conditions, err, obs.Diff, e.obs)
+	o, _ := e.obs.Last()
+	t.Fatalf("not converged after %d steps: conditions %+v; err %v; diff %q; obs %+v", maxSteps, cr.Status.Conditions, err, obs.Diff, o)
 }
 
 // ct returns the simulator's container at vmid, failing without it.

@@ -33,10 +33,11 @@ import (
 // for Update and Delete of the same reconcile.
 type external struct {
 	*connector
-	cl         *pve.Client
+	cl         proxmox
 	connection string
 
-	obs *observation
+	// obs is what this reconcile's Observe learnt, for Update and Delete.
+	obs guest.Observed[observation]
 }
 
 // observation is what Observe learnt, for Update and Delete.
@@ -73,11 +74,11 @@ func (o *observation) converged() bool {
 
 // Observe implements managed.TypedExternalClient.
 func (e *external) Observe(ctx context.Context, cr *v1alpha1.Container) (managed.ExternalObservation, error) {
-	e.obs = &observation{}
+	o := e.obs.Begin()
 	t := guest.Tracked{VMID: &cr.Status.VMID, LastTask: &cr.Status.LastTask, LastNode: cr.Status.Status.Node, SpecNode: cr.Spec.NodeName, Protected: cr.Spec.DeletionProtection,
 		Adopt: &guest.AdoptTarget{Name: cr.Spec.Name, Status: &cr.Status.Adoption}}
-	return e.observer().Observe(ctx, cr, t, &e.obs.Observation, func(row *pve.Resource) (managed.ExternalObservation, error) {
-		return e.observeOwned(ctx, cr, e.obs, row)
+	return e.observer().Observe(ctx, cr, t, &o.Observation, func(row *pve.Resource) (managed.ExternalObservation, error) {
+		return e.observeOwned(ctx, cr, o, row)
 	})
 }
 

@@ -25,18 +25,20 @@ import (
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 	"github.com/kubemox/provider-proxmox/internal/controller/guest"
+	"github.com/kubemox/provider-proxmox/internal/controller/secrets"
 )
 
 // ControllerName is the name of the Container controller.
 func ControllerName() string { return guest.ControllerName(v1alpha1.ContainerGroupVersionKind) }
 
 // Setup adds the Container controller to mgr, taking Proxmox clients from
-// clients and new VMIDs from the allocator every guest kind shares (shared).
-func Setup(mgr ctrl.Manager, o controller.Options, clients *pve.Cache, shared guest.Shared) error {
+// clients and new VMIDs from the allocator every guest kind shares (shared);
+// secretWatch tells when a passwordFrom Secret must be read again.
+func Setup(mgr ctrl.Manager, o controller.Options, clients *pve.Cache, shared guest.Shared, secretWatch *secrets.Watch) error {
 	recorder := guest.Recorder(mgr, o, ControllerName())
 	c := &connector{
 		Deps:            guest.NewDeps(mgr, o, clients, shared, v1alpha1.ContainerKind, recorder),
-		secrets:         mgr.GetAPIReader(),
+		secrets:         secrets.NewMemo(secretWatch, mgr.GetAPIReader()),
 		interfacesAsked: guest.NewStamps(),
 	}
 	// No initializer: an empty external name means "no VMID picked yet".

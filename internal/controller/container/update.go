@@ -35,7 +35,10 @@ import (
 // power state (a start, a shutdown, or a restart for pending changes) once
 // it has converged.
 func (e *external) Update(ctx context.Context, cr *v1alpha1.Container) (managed.ExternalUpdate, error) {
-	o := e.obs
+	o, err := e.obs.Last()
+	if err != nil {
+		return managed.ExternalUpdate{}, err
+	}
 	if !o.Actionable() {
 		return managed.ExternalUpdate{}, nil
 	}

@@ -25,6 +25,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
@@ -107,19 +108,16 @@ func observed(t *testing.T, f *fixture, cr *v1alpha1.Container) (*external, bool
 // waitTask waits for the last task the resource recorded to end.
 func waitTask(t *testing.T, f *fixture, upid string) pve.TaskStatus {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		ts, err := f.cl.TaskStatus(context.Background(), upid)
-		if err != nil {
-			t.Fatalf("task %s: %v", upid, err)
-		}
-		if !ts.Running {
-			return ts
-		}
-		time.Sleep(10 * time.Millisecond)
+	var ts pve.TaskStatus
+	err := wait.PollUntilContextTimeout(t.Context(), 10*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		var err error
+		ts, err = f.cl.TaskStatus(ctx, upid)
+		return err == nil && !ts.Running, err
+	})
+	if err != nil {
+		t.Fatalf("task %s did not end: %v", upid, err)
 	}
-	t.Fatalf("task %s still runs", upid)
-	return pve.TaskStatus{}
+	return ts
 }
 
 func TestObserve(t *testing.T) {

@@ -23,24 +23,6 @@ import (
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 )
 
-// Proxmox is what the shared guest layer asks of a Proxmox VE client
-// (*pve.Client answers), so a test can hand in one that fails where it
-// wants without the simulator.
-type Proxmox interface {
-	TaskReader
-	TaskLister
-	StatusReader
-	pve.VMIDSource
-	GuestPending(ctx context.Context, ref pve.GuestRef) (pve.GuestConfig, error)
-	CachedClusterResources(ctx context.Context, maxAge time.Duration) ([]pve.Resource, error)
-	ShutdownGuest(ctx context.Context, ref pve.GuestRef, timeoutSeconds int, forceStop bool) (string, error)
-	StopGuest(ctx context.Context, ref pve.GuestRef) (string, error)
-	DeleteGuest(ctx context.Context, ref pve.GuestRef, purge bool) (string, error)
-	CloneGuest(ctx context.Context, src pve.GuestRef, o pve.CloneOptions) (string, error)
-}
-
-var _ Proxmox = (*pve.Client)(nil)
-
 // StatusReader reads a guest's status/current.
 type StatusReader interface {
 	GuestStatus(ctx context.Context, ref pve.GuestRef) (pve.GuestStatus, error)

@@ -109,7 +109,10 @@ func (f *fixture) converge(t *testing.T, cr *v1alpha1.VirtualMachine, maxSteps i
 	}
 	e := f.external()
 	obs, _ := e.Observe(context.Background(), cr)
-	o := e.obs
+	o, err := e.obs.Last()
+	if err != nil {
+		t.Fatalf("not converged after %d steps; conditions %+v; %v", maxSteps, cr.Status.Conditions, err)
+	}
 	t.Fatalf("not converged after %d steps; conditions %+v; diff %q refused %v marker %v pass %v start %v reboot %v pending %v", maxSteps,
 		cr.Status.Conditions, obs.Diff, o.plan.Refused, o.NeedMarker, o.needPass, o.Need.Start, o.Need.Reboot, o.PendingKeys)
 	return 0

@@ -36,7 +36,10 @@ import (
 // configuration first; the first start (or a reboot for pending changes)
 // only once the configuration has converged.
 func (e *external) Update(ctx context.Context, cr *v1alpha1.VirtualMachine) (managed.ExternalUpdate, error) {
-	o := e.obs
+	o, err := e.obs.Last()
+	if err != nil {
+		return managed.ExternalUpdate{}, err
+	}
 	if !o.Actionable() {
 		return managed.ExternalUpdate{}, nil
 	}

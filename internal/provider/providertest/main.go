@@ -25,6 +25,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kubemox/provider-proxmox/internal/testenv"
 )
@@ -88,15 +89,16 @@ func (h *Harness) Namespace(t testing.TB, prefix string) string {
 	return ns.Name
 }
 
-// Eventually polls cond every interval until it holds, failing t with
-// failure's message once timeout has passed.
+// Eventually polls cond every interval (first at once) until it holds,
+// failing t with failure's message once timeout has passed: the polling is
+// apimachinery's wait.PollUntilContextTimeout; what is added is the test's
+// failure message, which the library's error cannot carry.
 func Eventually(t testing.TB, timeout, interval time.Duration, cond func() bool, failure func() string) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal(failure())
-		}
-		time.Sleep(interval)
+	err := wait.PollUntilContextTimeout(t.Context(), interval, timeout, true, func(context.Context) (bool, error) {
+		return cond(), nil
+	})
+	if err != nil {
+		t.Fatal(failure())
 	}
 }
