@@ -25,23 +25,13 @@ import (
 // resource that imports it: DiffLXC(ImportedLXCSpec(cfg), cfg) is empty, so
 // taking the container under full management later writes nothing but what
 // the spec is then changed to. Only what reads back unchanged is included:
-// the hostname, cores, memory, swap, the features flags, the root
+// the keys of LXCFields the container sets, the features flags, the root
 // filesystem and the mount points from mp0 on without a gap (storage
 // volumes of whole GiB; a bind mount ends the list), and the NICs from net0
 // on without a gap (name, bridge, tag, addresses). What a spec leaves out is
 // left alone.
 func ImportedLXCSpec(cfg GuestConfig) LXCSpec {
-	s := LXCSpec{}
-	s.Hostname, _ = cfg.Effective("hostname")
-	s.Cores = intKey(cfg, "cores")
-	if mem, ok := cfg.Effective("memory"); ok {
-		s.MemoryMB, _ = strconv.ParseInt(strings.TrimSpace(mem), 10, 64)
-	}
-	if swap, ok := cfg.Effective("swap"); ok {
-		if n, err := strconv.ParseInt(strings.TrimSpace(swap), 10, 64); err == nil {
-			s.SwapMB = &n
-		}
-	}
+	s := LXCSpec{Config: importedConfig(LXCFields, cfg)}
 	if f, ok := cfg.Effective("features"); ok {
 		ps := ParsePropString(f)
 		flag := func(k string) bool { v, _ := ps.Get(k); return boolText(v) }

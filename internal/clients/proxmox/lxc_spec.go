@@ -49,10 +49,9 @@ type LXCFeatures struct {
 // LXCSpec is what a Container asks of an LXC guest, in the provider's terms;
 // this package turns it into PVE keys. Zero values mean "not managed".
 type LXCSpec struct {
-	Hostname string
-	Cores    int
-	MemoryMB int64
-	SwapMB   *int64
+	// Config are the scalar keys by PVE key (LXCFields), as the API holds
+	// them; Encode drops those left unset.
+	Config   map[string]any
 	RootFS   *LXCVolume
 	Mounts   []LXCVolume // mp0, mp1, ...
 	NICs     []LXCNIC    // net0, net1, ...
@@ -76,17 +75,7 @@ type LXCCreate struct {
 
 // managedKeys renders the keys of s compared verbatim (modulo formatting).
 func (s LXCSpec) managedKeys() map[string]string {
-	k := map[string]string{}
-	setNonEmpty(k, "hostname", s.Hostname)
-	if s.Cores > 0 {
-		k["cores"] = strconv.Itoa(s.Cores)
-	}
-	if s.MemoryMB > 0 {
-		k["memory"] = strconv.FormatInt(s.MemoryMB, 10)
-	}
-	if s.SwapMB != nil {
-		k["swap"] = strconv.FormatInt(*s.SwapMB, 10)
-	}
+	k := encodeConfig(LXCFields, s.Config)
 	for key, v := range s.AdditionalConfig {
 		k[key] = v
 	}
@@ -145,13 +134,14 @@ type LXCPlan struct {
 func (p LXCPlan) Empty() bool { return len(p.Set) == 0 && len(p.Delete) == 0 && len(p.Resizes) == 0 }
 
 // DiffLXC compares s with a container's configuration (the values it will
-// have after the next restart). Only what s sets is compared.
+// have after the next restart). Only what s sets is compared; a key absent
+// from the configuration has PVE's default, as Diff reads it.
 func DiffLXC(s LXCSpec, cfg GuestConfig) LXCPlan {
 	p := LXCPlan{Set: map[string]string{}}
 	keys := s.managedKeys()
 	p.refuseUnprivileged(s.Unprivileged, keys, cfg)
 	for _, k := range sortedKeys(keys) {
-		if have, ok := cfg.Effective(k); ok && sameValue(k, keys[k], have) {
+		if have, present := cfg.Effective(k); sameValue(LXCFields, k, keys[k], have, present) {
 			continue
 		}
 		p.set(k, keys[k])

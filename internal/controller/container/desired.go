@@ -18,6 +18,7 @@ package container
 
 import (
 	"context"
+	"maps"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -27,6 +28,7 @@ import (
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
+	"github.com/kubemox/provider-proxmox/internal/controller/guest"
 	"github.com/kubemox/provider-proxmox/internal/controller/secrets"
 )
 
@@ -58,7 +60,7 @@ type desired struct {
 func desiredFrom(ctx context.Context, kube client.Reader, cr *v1alpha1.Container) (desired, error) {
 	s := &cr.Spec
 	d := desired{
-		Spec:            pve.LXCSpec{Hostname: s.Name, AdditionalConfig: s.AdditionalConfig},
+		Spec:            pve.LXCSpec{Config: SpecFields.Values(s), AdditionalConfig: s.AdditionalConfig},
 		Node:            s.NodeName,
 		Running:         s.KeepsRunning(s.AutoStart()),
 		Stopped:         s.KeepsStopped(),
@@ -84,8 +86,28 @@ func desiredFrom(ctx context.Context, kube client.Reader, cr *v1alpha1.Container
 	return d, nil
 }
 
+// The Container's field tables: each row maps an API field to the PVE key
+// pve.LXCFields knows the codec, default and apply mode of. Desired state
+// and imports both come from them.
+var (
+	// SpecFields are read from the spec itself.
+	SpecFields = guest.Fields{
+		{Path: "name", Key: "hostname"},
+		{Path: "tags", Key: "tags"},
+		{Path: "onboot", Key: "onboot"},
+		{Path: "nameserver", Key: "nameserver"},
+		{Path: "searchdomain", Key: "searchdomain"},
+	}
+	// TemplateFields are read from template.
+	TemplateFields = guest.Fields{
+		{Path: "cores", Key: "cores"},
+		{Path: "memory", Key: "memory"},
+		{Path: "swap", Key: "swap"},
+	}
+)
+
 func hardwareInto(s *pve.LXCSpec, t *v1alpha1.ContainerTemplate) {
-	s.Cores, s.MemoryMB, s.SwapMB = int(t.Cores), t.Memory, t.Swap
+	maps.Copy(s.Config, TemplateFields.Values(t))
 	for i, disk := range t.Disk {
 		v := pve.LXCVolume{Storage: disk.Storage, SizeGB: int(disk.Size), Path: disk.Path}
 		switch {
@@ -103,14 +125,16 @@ func hardwareInto(s *pve.LXCSpec, t *v1alpha1.ContainerTemplate) {
 	}
 }
 
-// ImportedTemplate is the hardware of an imported container's spec
-// (hardwareInto read backwards): what pve.ImportedLXCSpec read of it. It
+// Imported fills spec (its own fields and template) with what describes a
+// container as it is (pve.ImportedLXCSpec; hardwareInto read backwards). It
 // names no source: an imported container is never created by the provider.
-func ImportedTemplate(s pve.LXCSpec) *v1alpha1.ContainerTemplate {
-	t := &v1alpha1.ContainerTemplate{Cores: int32(s.Cores), Memory: s.MemoryMB, Swap: s.SwapMB} //nolint:gosec // PVE's limits are far below int32
+func Imported(s pve.LXCSpec, spec *v1alpha1.ContainerSpec) {
+	SpecFields.Fill(spec, s.Config)
+	t := &v1alpha1.ContainerTemplate{}
+	TemplateFields.Fill(t, s.Config)
 	if s.RootFS != nil {
 		for _, v := range append([]pve.LXCVolume{*s.RootFS}, s.Mounts...) {
-			t.Disk = append(t.Disk, v1alpha1.ContainerDisk{Storage: v.Storage, Size: int32(v.SizeGB), Path: v.Path}) //nolint:gosec // see above
+			t.Disk = append(t.Disk, v1alpha1.ContainerDisk{Storage: v.Storage, Size: int32(v.SizeGB), Path: v.Path}) //nolint:gosec // PVE's limits are far below int32
 		}
 	}
 	for _, n := range s.NICs {
@@ -120,7 +144,7 @@ func ImportedTemplate(s pve.LXCSpec) *v1alpha1.ContainerTemplate {
 	if f := s.Features; f != nil {
 		t.Features = &v1alpha1.ContainerFeatures{Nesting: f.Nesting, Keyctl: f.Keyctl, Fuse: f.Fuse}
 	}
-	return t
+	spec.Template = t
 }
 
 // rootPassword returns root's password from the spec or its Secret, ""
