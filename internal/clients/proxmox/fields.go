@@ -219,6 +219,14 @@ func (t FieldTable) Same(key, want, have string, present bool) bool {
 	return false
 }
 
+// WaitsForBoot reports whether a change of key written to a running guest
+// may wait for its next boot: every key but the Immediate ones (a key the
+// table does not know may).
+func (t FieldTable) WaitsForBoot(key string) bool {
+	f, ok := t[key]
+	return !ok || f.Apply != Immediate
+}
+
 // Importable reports whether an import describes key: not one fixed at
 // creation.
 func (t FieldTable) Importable(key string) bool {
