@@ -17,11 +17,7 @@ limitations under the License.
 package e2e
 
 import (
-	"fmt"
-	"slices"
-	"strings"
 	"testing"
-	"time"
 
 	"k8s.io/utils/ptr"
 
@@ -42,46 +38,13 @@ func TestTableFieldsReachProxmoxAndDriftIsCorrected(t *testing.T) {
 	cr = waitReady(t, p, ns, "fields")
 	vmid := providertest.VMIDOf(t, cr)
 	want := map[string]string{"tags": "prod;web", "onboot": "1", "nameserver": "192.0.2.53 192.0.2.54", "searchdomain": "example.org"}
-	waitGuest(t, p, vmid, "with the table's fields", func(g pvesim.GuestView) bool { return guestHas(g, want) })
+	p.WaitGuest(t, vmid, "with the table's fields", wait, func(g pvesim.GuestView) bool { return providertest.GuestHas(g, want) })
 
 	for k, v := range map[string]string{"tags": "other", "onboot": "0", "nameserver": "198.51.100.1"} {
 		if err := p.Sim.SetGuestConfig(vmid, k, v); err != nil {
 			t.Fatal(err)
 		}
 	}
-	waitGuest(t, p, vmid, "with drift corrected", func(g pvesim.GuestView) bool { return guestHas(g, want) })
+	p.WaitGuest(t, vmid, "with drift corrected", wait, func(g pvesim.GuestView) bool { return providertest.GuestHas(g, want) })
 	p.DeleteAndWait(t, cr, wait)
-}
-
-// guestHas reports whether each key has its value after the container's
-// next restart (tags in any order).
-func guestHas(g pvesim.GuestView, want map[string]string) bool {
-	for k, v := range want {
-		have, pending := g.Pending[k]
-		if !pending {
-			have = g.Config[k]
-		}
-		if k == "tags" {
-			tags := strings.FieldsFunc(have, func(r rune) bool { return r == ';' || r == ',' || r == ' ' })
-			slices.Sort(tags)
-			have = strings.Join(tags, ";")
-		}
-		if have != v {
-			return false
-		}
-	}
-	return true
-}
-
-// waitGuest polls the simulator's guest until cond holds.
-func waitGuest(t *testing.T, p *providertest.Harness, vmid int, what string, cond func(pvesim.GuestView) bool) {
-	t.Helper()
-	var g pvesim.GuestView
-	providertest.Eventually(t, wait, 250*time.Millisecond, func() bool {
-		var ok bool
-		g, ok = p.Sim.Guest(vmid)
-		return ok && cond(g)
-	}, func() string {
-		return fmt.Sprintf("container %d: not %s after %s; config %v; pending %v", vmid, what, wait, g.Config, g.Pending)
-	})
 }

@@ -17,11 +17,8 @@ limitations under the License.
 package e2e
 
 import (
-	"fmt"
-	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -50,9 +47,9 @@ func TestTableFieldsReachProxmoxAndDriftIsCorrected(t *testing.T) {
 	vmid := providertest.VMIDOf(t, vm)
 
 	want := map[string]string{"tags": "prod;web", "onboot": "1", "cpu": "host", "numa": "1", "balloon": "1024"}
-	g := hs.waitConfig(t, vmid, "the table's fields", func(g pvesim.GuestView) bool {
-		return configHas(g, want) && strings.Contains(effective(g, "scsi0"), "size=20G") &&
-			sameNIC(effective(g, "net0"), "virtio=BC:24:11:AA:BB:CC", "bridge=vmbr0", "tag=20", "firewall=1", "mtu=1400")
+	g := hs.WaitGuest(t, vmid, "with the table's fields", wait, func(g pvesim.GuestView) bool {
+		return providertest.GuestHas(g, want) && strings.Contains(providertest.GuestEffective(g, "scsi0"), "size=20G") &&
+			sameNIC(providertest.GuestEffective(g, "net0"), "virtio=BC:24:11:AA:BB:CC", "bridge=vmbr0", "tag=20", "firewall=1", "mtu=1400")
 	})
 	t.Logf("guest %d: %v", vmid, g.Config)
 
@@ -62,40 +59,12 @@ func TestTableFieldsReachProxmoxAndDriftIsCorrected(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	hs.waitConfig(t, vmid, "drift corrected", func(g pvesim.GuestView) bool {
-		return configHas(g, map[string]string{"tags": "prod;web", "onboot": "1"}) &&
-			sameNIC(effective(g, "net0"), "tag=20", "firewall=1")
+	hs.WaitGuest(t, vmid, "with drift corrected", wait, func(g pvesim.GuestView) bool {
+		return providertest.GuestHas(g, map[string]string{"tags": "prod;web", "onboot": "1"}) &&
+			sameNIC(providertest.GuestEffective(g, "net0"), "tag=20", "firewall=1")
 	})
 	hs.delete(t, vm)
 	hs.waitGone(t, ns, "fields")
-}
-
-// effective is a key's value after the guest's next boot.
-func effective(g pvesim.GuestView, key string) string {
-	if v, ok := g.Pending[key]; ok {
-		return v
-	}
-	return g.Config[key]
-}
-
-// configHas reports whether each key has its value (tags in any order).
-func configHas(g pvesim.GuestView, want map[string]string) bool {
-	for k, v := range want {
-		have := effective(g, k)
-		if k == "tags" {
-			have = strings.Join(sortedTags(have), ";")
-		}
-		if have != v {
-			return false
-		}
-	}
-	return true
-}
-
-func sortedTags(s string) []string {
-	tags := strings.FieldsFunc(s, func(r rune) bool { return r == ';' || r == ',' || r == ' ' })
-	slices.Sort(tags)
-	return tags
 }
 
 // sameNIC reports whether a netN value holds every part.
@@ -110,18 +79,4 @@ func sameNIC(v string, parts ...string) bool {
 		}
 	}
 	return true
-}
-
-// waitConfig polls the simulator's guest until cond holds.
-func (hs *harness) waitConfig(t *testing.T, vmid int, what string, cond func(pvesim.GuestView) bool) pvesim.GuestView {
-	t.Helper()
-	var g pvesim.GuestView
-	providertest.Eventually(t, wait, 250*time.Millisecond, func() bool {
-		var ok bool
-		g, ok = hs.Sim.Guest(vmid)
-		return ok && cond(g)
-	}, func() string {
-		return fmt.Sprintf("guest %d: not %s after %s; config %v; pending %v", vmid, what, wait, g.Config, g.Pending)
-	})
-	return g
 }
