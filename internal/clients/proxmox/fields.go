@@ -185,6 +185,7 @@ func (t FieldTable) Decode(key, have string) any {
 			return n
 		}
 		return lead
+	case Text: // returned as it is
 	}
 	return have
 }
@@ -215,6 +216,7 @@ func (t FieldTable) Same(key, want, have string, present bool) bool {
 		return leadingValue(want) == leadingValue(have)
 	case List:
 		return sameSet(listItems(want), listItems(have))
+	case Text: // verbatim, compared above
 	}
 	return false
 }
