@@ -1,6 +1,7 @@
 package proxmox
 
 import (
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -54,6 +55,7 @@ type Field struct {
 	Sep     string // List only: the separator written
 	Apply   Apply
 	Default string
+	order   int // the row's place in its table: new options are written in it
 }
 
 // FieldTable holds a guest type's fields by PVE key.
@@ -61,10 +63,18 @@ type FieldTable map[string]Field
 
 func tableOf(fields ...Field) FieldTable {
 	t := make(FieldTable, len(fields))
-	for _, f := range fields {
+	for i, f := range fields {
+		f.order = i
 		t[f.Key] = f
 	}
 	return t
+}
+
+// keys lists the table's keys in the order its rows were written.
+func (t FieldTable) keys() []string {
+	keys := slices.Collect(maps.Keys(t))
+	slices.SortFunc(keys, func(a, b string) int { return t[a].order - t[b].order })
+	return keys
 }
 
 // QEMUFields are the keys of a QEMU guest's configuration the provider
@@ -99,6 +109,18 @@ var QEMUNICFields = tableOf(
 	Field{Key: "tag", Codec: Number, Apply: Hotplug},
 	Field{Key: "firewall", Codec: Bool, Apply: Hotplug, Default: "0"},
 	Field{Key: "mtu", Codec: Number, Apply: Hotplug},
+)
+
+// LXCNICFields are the options of a container's netN the provider manages
+// (pve-container's $netconf_desc), in the order a new value lists them.
+var LXCNICFields = tableOf(
+	Field{Key: "name", Codec: Text, Apply: Hotplug},
+	Field{Key: "bridge", Codec: Text, Apply: Hotplug},
+	Field{Key: "ip", Codec: Text, Apply: Hotplug},
+	Field{Key: "gw", Codec: Text, Apply: Hotplug},
+	Field{Key: "ip6", Codec: Text, Apply: Hotplug},
+	Field{Key: "gw6", Codec: Text, Apply: Hotplug},
+	Field{Key: "tag", Codec: Number, Apply: Hotplug},
 )
 
 // LXCFields are the keys of a container's configuration the provider

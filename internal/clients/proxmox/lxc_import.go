@@ -81,7 +81,8 @@ func importedVolume(cfg GuestConfig, key string) (LXCVolume, bool) {
 }
 
 // importedLXCNICs reads net0, net1, ... up to the first gap or interface
-// without a bridge (a spec's interfaces always name one).
+// without a bridge (a spec's interfaces always name one) or with a tag that
+// is not a number.
 func importedLXCNICs(cfg GuestConfig) []LXCNIC {
 	var nics []LXCNIC
 	for i := 0; ; i++ {
@@ -90,17 +91,14 @@ func importedLXCNICs(cfg GuestConfig) []LXCNIC {
 			return nics
 		}
 		ps := ParsePropString(v)
-		get := func(k string) string { s, _ := ps.Get(k); return s }
-		n := LXCNIC{Name: get("name"), Bridge: get("bridge"), IP: get("ip"), GW: get("gw"), IP6: get("ip6"), GW6: get("gw6")}
-		if n.Bridge == "" {
-			return nics
-		}
-		if tag, ok := ps.Get("tag"); ok {
-			vlan, err := strconv.Atoi(tag)
-			if err != nil {
-				return nics
+		n := LXCNIC{Options: map[string]any{}}
+		for key := range LXCNICFields {
+			if v, ok := ps.Get(key); ok {
+				n.Options[key] = LXCNICFields.Decode(key, v)
 			}
-			n.VLAN = vlan
+		}
+		if bridge, _ := n.Options["bridge"].(string); bridge == "" || n.Options["tag"] == int64(0) {
+			return nics
 		}
 		nics = append(nics, n)
 	}

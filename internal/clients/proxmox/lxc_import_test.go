@@ -24,8 +24,8 @@ func TestImportedLXCSpec(t *testing.T) {
 				Features: &LXCFeatures{Nesting: true, Keyctl: true},
 				RootFS:   &LXCVolume{Storage: "local-lvm", SizeGB: 8},
 				Mounts:   []LXCVolume{{Storage: "local-lvm", SizeGB: 4, Path: "/srv/data"}},
-				NICs: []LXCNIC{{Name: "eth0", Bridge: "vmbr0", VLAN: 20, IP: "192.0.2.20/24", GW: "192.0.2.1"},
-					{Name: "eth1", Bridge: "vmbr1", IP: "dhcp", IP6: "auto"}}},
+				NICs: []LXCNIC{{Options: map[string]any{"name": "eth0", "bridge": "vmbr0", "tag": int64(20), "ip": "192.0.2.20/24", "gw": "192.0.2.1"}},
+					{Options: map[string]any{"name": "eth1", "bridge": "vmbr1", "ip": "dhcp", "ip6": "auto"}}}},
 		},
 		"BindMountEndsTheMounts": {
 			reason: "A bind mount cannot be a spec's disk: it and what follows are left out.",
@@ -37,7 +37,7 @@ func TestImportedLXCSpec(t *testing.T) {
 			reason: "A root filesystem of a fraction of a GiB takes its mount points along; NICs after a gap are left out.",
 			cfg: current(map[string]string{"rootfs": "local-lvm:vm-1-disk-0,size=1536M", "mp0": "local-lvm:vm-1-disk-1,mp=/x,size=1G",
 				"net0": "name=eth0,bridge=vmbr0", "net2": "name=eth2,bridge=vmbr2"}),
-			want: LXCSpec{Config: map[string]any{}, NICs: []LXCNIC{{Name: "eth0", Bridge: "vmbr0"}}},
+			want: LXCSpec{Config: map[string]any{}, NICs: []LXCNIC{{Options: map[string]any{"name": "eth0", "bridge": "vmbr0"}}}},
 		},
 		"PendingWins": {
 			reason: "What the container will have after its next restart is what a spec must ask for.",

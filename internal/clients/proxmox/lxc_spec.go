@@ -29,16 +29,11 @@ type LXCVolume struct {
 	Path    string
 }
 
-// LXCNIC is one container interface (netN). Empty fields are not managed,
-// except Name, which defaults to ethN, and VLAN, where 0 means untagged.
+// LXCNIC is one container interface (netN): its options by key of
+// LXCNICFields, as the API holds them. Options left unset are not managed,
+// except the name, which defaults to ethN, and the tag: unset is untagged.
 type LXCNIC struct {
-	Name   string
-	Bridge string
-	VLAN   int
-	IP     string // "192.0.2.10/24", "dhcp" or "manual"
-	GW     string
-	IP6    string // "2001:db8::10/64", "dhcp", "auto" or "manual"
-	GW6    string
+	Options map[string]any
 }
 
 // LXCFeatures are the features the spec manages (nil: not managed).
@@ -235,28 +230,21 @@ func (p *LXCPlan) diffVolume(key string, want LXCVolume, cfg GuestConfig) {
 func lxcNICValue(want LXCNIC, i int, have string) (string, bool) {
 	ps := ParsePropString(have)
 	changed := have == ""
-	name := want.Name
-	if name == "" {
-		name = "eth" + strconv.Itoa(i)
-	}
-	apply := func(k, v string) {
-		if cur, ok := ps.Get(k); !ok || cur != v {
-			ps.Set(k, v)
+	for _, k := range LXCNICFields.keys() {
+		enc, set := LXCNICFields.Encode(k, want.Options[k])
+		if !set && k == "name" {
+			enc, set = "eth"+strconv.Itoa(i), true
+		}
+		cur, present := ps.Get(k)
+		switch {
+		case set && !LXCNICFields.Same(k, enc, cur, present):
+			ps.Set(k, enc)
+			changed = true
+		case !set && k == "tag" && present:
+			// A spec without a VLAN asks for an untagged interface.
+			ps.Del(k)
 			changed = true
 		}
-	}
-	apply("name", name)
-	for _, kv := range [][2]string{{"bridge", want.Bridge}, {"ip", want.IP}, {"gw", want.GW}, {"ip6", want.IP6}, {"gw6", want.GW6}} {
-		if kv[1] != "" {
-			apply(kv[0], kv[1])
-		}
-	}
-	switch _, tagged := ps.Get("tag"); {
-	case want.VLAN > 0:
-		apply("tag", strconv.Itoa(want.VLAN))
-	case tagged:
-		ps.Del("tag")
-		changed = true
 	}
 	return ps.String(), changed
 }

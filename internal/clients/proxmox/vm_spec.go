@@ -393,7 +393,7 @@ func nicValueInto(ps *PropString, want VMNIC, have PropString, model, mac, model
 	default:
 		ps.Set("", model)
 	}
-	for _, k := range sortedKeys(want.Options) {
+	for _, k := range QEMUNICFields.keys() {
 		enc, set := QEMUNICFields.Encode(k, want.Options[k])
 		if !set || k == "macaddr" {
 			continue

@@ -85,7 +85,7 @@ func TestDiff(t *testing.T) {
 			spec: VMSpec{NICs: []VMNIC{{Model: "virtio", Options: map[string]any{"bridge": "vmbr0", "tag": int32(20),
 				"firewall": ptrTo(true), "macaddr": "BC:24:11:AA:BB:CC", "mtu": int32(1400)}}}},
 			cfg:     cfgOf(map[string]string{"net0": "virtio=BC:24:11:00:00:01,bridge=vmbr0,queues=2"}),
-			wantSet: map[string]string{"net0": "virtio=BC:24:11:AA:BB:CC,firewall=1,mtu=1400,tag=20,bridge=vmbr0,queues=2"},
+			wantSet: map[string]string{"net0": "virtio=BC:24:11:AA:BB:CC,tag=20,firewall=1,mtu=1400,bridge=vmbr0,queues=2"},
 			wantNew: map[string]string{},
 		},
 		"NIC options already as asked, firewall absent reads as false": {

@@ -104,6 +104,17 @@ var (
 		{Path: "memory", Key: "memory"},
 		{Path: "swap", Key: "swap"},
 	}
+	// NetworkFields are the options of each interface (netN), keys of
+	// pve.LXCNICFields.
+	NetworkFields = guest.Fields{
+		{Path: "name", Key: "name"},
+		{Path: "bridge", Key: "bridge"},
+		{Path: "vlan", Key: "tag"},
+		{Path: "ip", Key: "ip"},
+		{Path: "gw", Key: "gw"},
+		{Path: "ip6", Key: "ip6"},
+		{Path: "gw6", Key: "gw6"},
+	}
 )
 
 func hardwareInto(s *pve.LXCSpec, t *v1alpha1.ContainerTemplate) {
@@ -117,8 +128,8 @@ func hardwareInto(s *pve.LXCSpec, t *v1alpha1.ContainerTemplate) {
 			s.Mounts = append(s.Mounts, v)
 		}
 	}
-	for _, n := range t.Network {
-		s.NICs = append(s.NICs, pve.LXCNIC{Name: n.Name, Bridge: n.Bridge, VLAN: int(n.VLAN), IP: n.IP, GW: n.GW, IP6: n.IP6, GW6: n.GW6})
+	for i := range t.Network {
+		s.NICs = append(s.NICs, pve.LXCNIC{Options: NetworkFields.Values(&t.Network[i])})
 	}
 	if f := t.Features; f != nil {
 		s.Features = &pve.LXCFeatures{Nesting: f.Nesting, Keyctl: f.Keyctl, Fuse: f.Fuse}
@@ -138,8 +149,9 @@ func Imported(s pve.LXCSpec, spec *v1alpha1.ContainerSpec) {
 		}
 	}
 	for _, n := range s.NICs {
-		t.Network = append(t.Network, v1alpha1.ContainerNetwork{Name: n.Name, Bridge: n.Bridge, VLAN: int32(n.VLAN), //nolint:gosec // a VLAN tag fits
-			IP: n.IP, GW: n.GW, IP6: n.IP6, GW6: n.GW6})
+		nic := v1alpha1.ContainerNetwork{}
+		NetworkFields.Fill(&nic, n.Options)
+		t.Network = append(t.Network, nic)
 	}
 	if f := s.Features; f != nil {
 		t.Features = &v1alpha1.ContainerFeatures{Nesting: f.Nesting, Keyctl: f.Keyctl, Fuse: f.Fuse}
