@@ -286,6 +286,33 @@ type ContainerSpec struct {
 	// +optional
 	EnableAutoStart *bool `json:"enableAutoStart,omitempty"`
 
+	// Tags of the container in Proxmox VE (PVE's tags), compared as a set.
+	// Unset leaves them as they are.
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:Pattern=`^[a-zA-Z0-9_][a-zA-Z0-9_+.-]*$`
+	// +optional
+	Tags []string `json:"tags,omitempty"`
+
+	// OnBoot starts the container when its node boots (PVE's onboot;
+	// Proxmox VE's default is false). Unset leaves it as it is.
+	// +optional
+	OnBoot *bool `json:"onboot,omitempty"`
+
+	// Nameserver lists the DNS servers the container uses (PVE's
+	// nameserver; unset takes the host's). A change applies at the next
+	// start.
+	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:items:MaxLength=64
+	// +optional
+	Nameserver []string `json:"nameserver,omitempty"`
+
+	// Searchdomain lists the DNS search domains (PVE's searchdomain; unset
+	// takes the host's). A change applies at the next start.
+	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:items:MaxLength=253
+	// +optional
+	Searchdomain []string `json:"searchdomain,omitempty"`
+
 	// The desired power state (powerState, shutdownTimeoutSeconds).
 	GuestPower `json:",inline"`
 

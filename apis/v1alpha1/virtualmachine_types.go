@@ -93,6 +93,31 @@ type VirtualMachineNetwork struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=64
 	Bridge string `json:"bridge"`
+
+	// Tag is the VLAN tag of the interface's traffic (PVE's tag); unset
+	// leaves the tag as Proxmox VE has it.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=4094
+	// +optional
+	Tag int32 `json:"tag,omitempty"`
+
+	// Firewall applies the VM's firewall rules to the interface (PVE's
+	// firewall; Proxmox VE's default is false). Unset leaves it as it is.
+	// +optional
+	Firewall *bool `json:"firewall,omitempty"`
+
+	// MACAddr is the interface's MAC address (PVE's macaddr); unset keeps
+	// the address Proxmox VE assigned.
+	// +kubebuilder:validation:Pattern=`^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$`
+	// +optional
+	MACAddr string `json:"macaddr,omitempty"`
+
+	// MTU of the interface in bytes (PVE's mtu; 1 takes the bridge's MTU).
+	// Unset leaves it as it is.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65520
+	// +optional
+	MTU int32 `json:"mtu,omitempty"`
 }
 
 // PCIDevice is a PCI device passed through to a VM (hostpci0, hostpci1, ...
@@ -141,6 +166,25 @@ type VirtualMachineHardware struct {
 	// +kubebuilder:validation:Maximum=4194304
 	// +optional
 	Memory int64 `json:"memory,omitempty"`
+
+	// CPU is the emulated CPU type (PVE's cpu, for example host or
+	// x86-64-v2-AES; Proxmox VE's default is kvm64). A change applies at the
+	// next boot. Unset leaves it as it is.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	CPU string `json:"cpu,omitempty"`
+
+	// NUMA enables NUMA (PVE's numa; Proxmox VE's default is false). A
+	// change applies at the next boot. Unset leaves it as it is.
+	// +optional
+	NUMA *bool `json:"numa,omitempty"`
+
+	// Balloon is the memory target of the balloon device in MiB (PVE's
+	// balloon); 0 disables ballooning. Unset leaves it as it is.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=4194304
+	// +optional
+	Balloon *int64 `json:"balloon,omitempty"`
 
 	// Disk lists the disks the spec manages; each device may appear once.
 	// Disks not listed are left alone.
@@ -399,6 +443,18 @@ type VirtualMachineSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self.matches('^([a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?[.])*[a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?$')",message="name must be a DNS name: letters, digits, hyphens and dots, as Proxmox VE requires"
 	// +optional
 	Name string `json:"name,omitempty"`
+
+	// Tags of the VM in Proxmox VE (PVE's tags), compared as a set. Unset
+	// leaves them as they are.
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:Pattern=`^[a-zA-Z0-9_][a-zA-Z0-9_+.-]*$`
+	// +optional
+	Tags []string `json:"tags,omitempty"`
+
+	// OnBoot starts the VM when its node boots (PVE's onboot; Proxmox VE's
+	// default is false). Unset leaves it as it is.
+	// +optional
+	OnBoot *bool `json:"onboot,omitempty"`
 
 	// NodeName is the Proxmox VE node the VM is created on. A VM migrated to
 	// another node is followed there, not recreated.

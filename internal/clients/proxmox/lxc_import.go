@@ -25,23 +25,13 @@ import (
 // resource that imports it: DiffLXC(ImportedLXCSpec(cfg), cfg) is empty, so
 // taking the container under full management later writes nothing but what
 // the spec is then changed to. Only what reads back unchanged is included:
-// the hostname, cores, memory, swap, the features flags, the root
+// the keys of LXCFields the container sets, the features flags, the root
 // filesystem and the mount points from mp0 on without a gap (storage
 // volumes of whole GiB; a bind mount ends the list), and the NICs from net0
 // on without a gap (name, bridge, tag, addresses). What a spec leaves out is
 // left alone.
 func ImportedLXCSpec(cfg GuestConfig) LXCSpec {
-	s := LXCSpec{}
-	s.Hostname, _ = cfg.Effective("hostname")
-	s.Cores = intKey(cfg, "cores")
-	if mem, ok := cfg.Effective("memory"); ok {
-		s.MemoryMB, _ = strconv.ParseInt(strings.TrimSpace(mem), 10, 64)
-	}
-	if swap, ok := cfg.Effective("swap"); ok {
-		if n, err := strconv.ParseInt(strings.TrimSpace(swap), 10, 64); err == nil {
-			s.SwapMB = &n
-		}
-	}
+	s := LXCSpec{Config: importedConfig(LXCFields, cfg)}
 	if f, ok := cfg.Effective("features"); ok {
 		ps := ParsePropString(f)
 		flag := func(k string) bool { v, _ := ps.Get(k); return boolText(v) }
@@ -91,7 +81,8 @@ func importedVolume(cfg GuestConfig, key string) (LXCVolume, bool) {
 }
 
 // importedLXCNICs reads net0, net1, ... up to the first gap or interface
-// without a bridge (a spec's interfaces always name one).
+// without a bridge (a spec's interfaces always name one) or with a tag that
+// is not a number.
 func importedLXCNICs(cfg GuestConfig) []LXCNIC {
 	var nics []LXCNIC
 	for i := 0; ; i++ {
@@ -100,17 +91,14 @@ func importedLXCNICs(cfg GuestConfig) []LXCNIC {
 			return nics
 		}
 		ps := ParsePropString(v)
-		get := func(k string) string { s, _ := ps.Get(k); return s }
-		n := LXCNIC{Name: get("name"), Bridge: get("bridge"), IP: get("ip"), GW: get("gw"), IP6: get("ip6"), GW6: get("gw6")}
-		if n.Bridge == "" {
-			return nics
-		}
-		if tag, ok := ps.Get("tag"); ok {
-			vlan, err := strconv.Atoi(tag)
-			if err != nil {
-				return nics
+		n := LXCNIC{Options: map[string]any{}}
+		for key := range LXCNICFields {
+			if v, ok := ps.Get(key); ok {
+				n.Options[key] = LXCNICFields.Decode(key, v)
 			}
-			n.VLAN = vlan
+		}
+		if bridge, _ := n.Options["bridge"].(string); bridge == "" || n.Options["tag"] == int64(0) {
+			return nics
 		}
 		nics = append(nics, n)
 	}

@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"k8s.io/utils/ptr"
 )
 
 func TestImportedLXCSpec(t *testing.T) {
@@ -21,29 +20,29 @@ func TestImportedLXCSpec(t *testing.T) {
 				"net0":   "name=eth0,bridge=vmbr0,hwaddr=BC:24:11:00:00:01,ip=192.0.2.20/24,gw=192.0.2.1,tag=20,type=veth",
 				"net1":   "name=eth1,bridge=vmbr1,hwaddr=BC:24:11:00:00:02,ip=dhcp,ip6=auto,type=veth",
 				"ostype": "debian", "arch": "amd64", "unprivileged": "1"}),
-			want: LXCSpec{Hostname: "web-ct", Cores: 2, MemoryMB: 1024, SwapMB: ptr.To[int64](512),
+			want: LXCSpec{Config: map[string]any{"hostname": "web-ct", "cores": int64(2), "memory": int64(1024), "swap": int64(512)},
 				Features: &LXCFeatures{Nesting: true, Keyctl: true},
 				RootFS:   &LXCVolume{Storage: "local-lvm", SizeGB: 8},
 				Mounts:   []LXCVolume{{Storage: "local-lvm", SizeGB: 4, Path: "/srv/data"}},
-				NICs: []LXCNIC{{Name: "eth0", Bridge: "vmbr0", VLAN: 20, IP: "192.0.2.20/24", GW: "192.0.2.1"},
-					{Name: "eth1", Bridge: "vmbr1", IP: "dhcp", IP6: "auto"}}},
+				NICs: []LXCNIC{{Options: map[string]any{"name": "eth0", "bridge": "vmbr0", "tag": int64(20), "ip": "192.0.2.20/24", "gw": "192.0.2.1"}},
+					{Options: map[string]any{"name": "eth1", "bridge": "vmbr1", "ip": "dhcp", "ip6": "auto"}}}},
 		},
 		"BindMountEndsTheMounts": {
 			reason: "A bind mount cannot be a spec's disk: it and what follows are left out.",
 			cfg: current(map[string]string{"rootfs": "local-lvm:vm-1-disk-0,size=2G", "mp0": "/srv/host,mp=/data",
 				"mp1": "local-lvm:vm-1-disk-1,mp=/x,size=1G"}),
-			want: LXCSpec{RootFS: &LXCVolume{Storage: "local-lvm", SizeGB: 2}},
+			want: LXCSpec{Config: map[string]any{}, RootFS: &LXCVolume{Storage: "local-lvm", SizeGB: 2}},
 		},
 		"OddSizesAndGaps": {
 			reason: "A root filesystem of a fraction of a GiB takes its mount points along; NICs after a gap are left out.",
 			cfg: current(map[string]string{"rootfs": "local-lvm:vm-1-disk-0,size=1536M", "mp0": "local-lvm:vm-1-disk-1,mp=/x,size=1G",
 				"net0": "name=eth0,bridge=vmbr0", "net2": "name=eth2,bridge=vmbr2"}),
-			want: LXCSpec{NICs: []LXCNIC{{Name: "eth0", Bridge: "vmbr0"}}},
+			want: LXCSpec{Config: map[string]any{}, NICs: []LXCNIC{{Options: map[string]any{"name": "eth0", "bridge": "vmbr0"}}}},
 		},
 		"PendingWins": {
 			reason: "What the container will have after its next restart is what a spec must ask for.",
 			cfg:    GuestConfig{"cores": {Value: "2", HasValue: true, Pending: "4", HasPending: true}},
-			want:   LXCSpec{Cores: 4},
+			want:   LXCSpec{Config: map[string]any{"cores": int64(4)}},
 		},
 	}
 	for name, tc := range cases {

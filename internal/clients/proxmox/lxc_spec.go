@@ -29,16 +29,11 @@ type LXCVolume struct {
 	Path    string
 }
 
-// LXCNIC is one container interface (netN). Empty fields are not managed,
-// except Name, which defaults to ethN, and VLAN, where 0 means untagged.
+// LXCNIC is one container interface (netN): its options by key of
+// LXCNICFields, as the API holds them. Options left unset are not managed,
+// except the name, which defaults to ethN, and the tag: unset is untagged.
 type LXCNIC struct {
-	Name   string
-	Bridge string
-	VLAN   int
-	IP     string // "192.0.2.10/24", "dhcp" or "manual"
-	GW     string
-	IP6    string // "2001:db8::10/64", "dhcp", "auto" or "manual"
-	GW6    string
+	Options map[string]any
 }
 
 // LXCFeatures are the features the spec manages (nil: not managed).
@@ -49,10 +44,9 @@ type LXCFeatures struct {
 // LXCSpec is what a Container asks of an LXC guest, in the provider's terms;
 // this package turns it into PVE keys. Zero values mean "not managed".
 type LXCSpec struct {
-	Hostname string
-	Cores    int
-	MemoryMB int64
-	SwapMB   *int64
+	// Config are the scalar keys by PVE key (LXCFields), as the API holds
+	// them; Encode drops those left unset.
+	Config   map[string]any
 	RootFS   *LXCVolume
 	Mounts   []LXCVolume // mp0, mp1, ...
 	NICs     []LXCNIC    // net0, net1, ...
@@ -76,17 +70,7 @@ type LXCCreate struct {
 
 // managedKeys renders the keys of s compared verbatim (modulo formatting).
 func (s LXCSpec) managedKeys() map[string]string {
-	k := map[string]string{}
-	setNonEmpty(k, "hostname", s.Hostname)
-	if s.Cores > 0 {
-		k["cores"] = strconv.Itoa(s.Cores)
-	}
-	if s.MemoryMB > 0 {
-		k["memory"] = strconv.FormatInt(s.MemoryMB, 10)
-	}
-	if s.SwapMB != nil {
-		k["swap"] = strconv.FormatInt(*s.SwapMB, 10)
-	}
+	k := encodeConfig(LXCFields, s.Config)
 	for key, v := range s.AdditionalConfig {
 		k[key] = v
 	}
@@ -145,13 +129,14 @@ type LXCPlan struct {
 func (p LXCPlan) Empty() bool { return len(p.Set) == 0 && len(p.Delete) == 0 && len(p.Resizes) == 0 }
 
 // DiffLXC compares s with a container's configuration (the values it will
-// have after the next restart). Only what s sets is compared.
+// have after the next restart). Only what s sets is compared; a key absent
+// from the configuration has PVE's default, as Diff reads it.
 func DiffLXC(s LXCSpec, cfg GuestConfig) LXCPlan {
 	p := LXCPlan{Set: map[string]string{}}
 	keys := s.managedKeys()
 	p.refuseUnprivileged(s.Unprivileged, keys, cfg)
 	for _, k := range sortedKeys(keys) {
-		if have, ok := cfg.Effective(k); ok && sameValue(k, keys[k], have) {
+		if have, present := cfg.Effective(k); sameValue(LXCFields, k, keys[k], have, present) {
 			continue
 		}
 		p.set(k, keys[k])
@@ -245,28 +230,21 @@ func (p *LXCPlan) diffVolume(key string, want LXCVolume, cfg GuestConfig) {
 func lxcNICValue(want LXCNIC, i int, have string) (string, bool) {
 	ps := ParsePropString(have)
 	changed := have == ""
-	name := want.Name
-	if name == "" {
-		name = "eth" + strconv.Itoa(i)
-	}
-	apply := func(k, v string) {
-		if cur, ok := ps.Get(k); !ok || cur != v {
-			ps.Set(k, v)
+	for _, k := range LXCNICFields.keys() {
+		enc, set := LXCNICFields.Encode(k, want.Options[k])
+		if !set && k == "name" {
+			enc, set = "eth"+strconv.Itoa(i), true
+		}
+		cur, present := ps.Get(k)
+		switch {
+		case set && !LXCNICFields.Same(k, enc, cur, present):
+			ps.Set(k, enc)
+			changed = true
+		case !set && k == "tag" && present:
+			// A spec without a VLAN asks for an untagged interface.
+			ps.Del(k)
 			changed = true
 		}
-	}
-	apply("name", name)
-	for _, kv := range [][2]string{{"bridge", want.Bridge}, {"ip", want.IP}, {"gw", want.GW}, {"ip6", want.IP6}, {"gw6", want.GW6}} {
-		if kv[1] != "" {
-			apply(kv[0], kv[1])
-		}
-	}
-	switch _, tagged := ps.Get("tag"); {
-	case want.VLAN > 0:
-		apply("tag", strconv.Itoa(want.VLAN))
-	case tagged:
-		ps.Del("tag")
-		changed = true
 	}
 	return ps.String(), changed
 }

@@ -22,28 +22,28 @@ func TestDiffLXC(t *testing.T) {
 	}{
 		"Converged": {
 			reason: "A container matching the spec needs nothing, whatever the formatting of its values.",
-			spec: LXCSpec{Hostname: "web", Cores: 2, MemoryMB: 1024, SwapMB: &swap, RootFS: &LXCVolume{Storage: "local-lvm", SizeGB: 8},
-				NICs: []LXCNIC{{Bridge: "vmbr0", IP: "dhcp"}}, Features: &LXCFeatures{Nesting: true}},
+			spec: LXCSpec{Config: map[string]any{"hostname": "web", "cores": int32(2), "memory": int64(1024), "swap": &swap},
+				RootFS: &LXCVolume{Storage: "local-lvm", SizeGB: 8}, NICs: []LXCNIC{{Options: map[string]any{"bridge": "vmbr0", "ip": "dhcp"}}}, Features: &LXCFeatures{Nesting: true}},
 			cfg: cfgOf(map[string]string{"hostname": "web", "cores": "2", "memory": "1024", "swap": "0", "rootfs": "local-lvm:vm-101-disk-0,size=8G",
 				"net0": "name=eth0,bridge=vmbr0,hwaddr=BC:24:11:00:00:01,ip=dhcp,type=veth", "features": "nesting=1"}),
 			want: LXCPlan{Set: map[string]string{}},
 		},
 		"NICKeepsMACAndFirewall": {
 			reason: "A NIC change applies bridge, VLAN and address, keeping the MAC, type and firewall.",
-			spec:   LXCSpec{NICs: []LXCNIC{{Bridge: "vmbr1", VLAN: 10, IP: "192.0.2.5/24", GW: "192.0.2.1"}}},
+			spec:   LXCSpec{NICs: []LXCNIC{{Options: map[string]any{"bridge": "vmbr1", "tag": int32(10), "ip": "192.0.2.5/24", "gw": "192.0.2.1"}}}},
 			cfg:    cfgOf(map[string]string{"net0": "name=eth0,bridge=vmbr0,firewall=1,hwaddr=BC:24:11:00:00:01,ip=dhcp,type=veth"}),
 			want: LXCPlan{Set: map[string]string{"net0": "name=eth0,bridge=vmbr1,firewall=1,hwaddr=BC:24:11:00:00:01,ip=192.0.2.5/24,type=veth,gw=192.0.2.1,tag=10"},
 				Fields: []string{"net0"}},
 		},
 		"UntagWhenNoVLAN": {
 			reason: "A NIC without a VLAN in the spec loses the tag PVE has.",
-			spec:   LXCSpec{NICs: []LXCNIC{{Bridge: "vmbr0"}}},
+			spec:   LXCSpec{NICs: []LXCNIC{{Options: map[string]any{"bridge": "vmbr0"}}}},
 			cfg:    cfgOf(map[string]string{"net0": "name=eth0,bridge=vmbr0,tag=5,type=veth"}),
 			want:   LXCPlan{Set: map[string]string{"net0": "name=eth0,bridge=vmbr0,type=veth"}, Fields: []string{"net0"}},
 		},
 		"NewNIC": {
 			reason: "A NIC PVE lacks is added, named after its position.",
-			spec:   LXCSpec{NICs: []LXCNIC{{Bridge: "vmbr0"}, {Bridge: "vmbr1", IP6: "auto"}}},
+			spec:   LXCSpec{NICs: []LXCNIC{{Options: map[string]any{"bridge": "vmbr0"}}, {Options: map[string]any{"bridge": "vmbr1", "ip6": "auto"}}}},
 			cfg:    cfgOf(map[string]string{"net0": "name=eth0,bridge=vmbr0"}),
 			want:   LXCPlan{Set: map[string]string{"net1": "name=eth1,bridge=vmbr1,ip6=auto"}, Fields: []string{"net1"}},
 		},
@@ -79,7 +79,7 @@ func TestDiffLXC(t *testing.T) {
 		"UnprivilegedNeverSent": {
 			// pve-container src/PVE/LXC/Config.pm, update_pct_config: "unable to modify read-only option: 'unprivileged'".
 			reason: "unprivileged is fixed at creation: a different value in the template or additionalConfig is refused, never sent.",
-			spec:   LXCSpec{Cores: 2, Unprivileged: ptrTo(false), AdditionalConfig: map[string]string{"unprivileged": "0"}},
+			spec:   LXCSpec{Config: map[string]any{"cores": int32(2)}, Unprivileged: ptrTo(false), AdditionalConfig: map[string]string{"unprivileged": "0"}},
 			cfg:    cfgOf(map[string]string{"cores": "1", "unprivileged": "1"}),
 			want: LXCPlan{Set: map[string]string{"cores": "2"}, Fields: []string{"cores"}, Refused: []string{
 				"additionalConfig.unprivileged is false but the container was created with unprivileged 1: Proxmox VE sets it only " +
@@ -94,9 +94,30 @@ func TestDiffLXC(t *testing.T) {
 			cfg:    cfgOf(map[string]string{"cores": "1"}),
 			want:   LXCPlan{Set: map[string]string{}},
 		},
+		"AbsentKeysReadAsPVEDefaults": {
+			reason: "As the VM diff: a key the config lacks has PVE's schema default (swap 512, memory 512, onboot 0), so asking for it writes nothing.",
+			spec:   LXCSpec{Config: map[string]any{"swap": ptrTo[int64](512), "memory": int64(512), "onboot": ptrTo(false)}},
+			cfg:    cfgOf(map[string]string{"hostname": "web"}),
+			want:   LXCPlan{Set: map[string]string{}},
+		},
+		"AbsentKeyWithoutDefault": {
+			reason: "A key whose absence no value says (nameserver: the host's) is written when the spec names it.",
+			spec:   LXCSpec{Config: map[string]any{"nameserver": []string{"192.0.2.53"}, "searchdomain": []string{"example.org"}}},
+			cfg:    cfgOf(map[string]string{"hostname": "web"}),
+			want: LXCPlan{Set: map[string]string{"nameserver": "192.0.2.53", "searchdomain": "example.org"},
+				Fields: []string{"nameserver", "searchdomain"}},
+		},
+		"TagsOnbootAndDNS": {
+			reason: "Tags compare as a set whatever PVE's separator; onboot and the DNS lists are applied when they drift.",
+			spec: LXCSpec{Config: map[string]any{"tags": []string{"web", "prod"}, "onboot": ptrTo(true),
+				"nameserver": []string{"192.0.2.53", "192.0.2.54"}, "searchdomain": []string{"example.org"}}},
+			cfg: cfgOf(map[string]string{"tags": "prod;web", "onboot": "0", "nameserver": "192.0.2.53", "searchdomain": "example.org"}),
+			want: LXCPlan{Set: map[string]string{"onboot": "1", "nameserver": "192.0.2.53 192.0.2.54"},
+				Fields: []string{"nameserver", "onboot"}},
+		},
 		"PendingValueCounts": {
 			reason: "A value PVE holds pending is not sent again.",
-			spec:   LXCSpec{MemoryMB: 2048},
+			spec:   LXCSpec{Config: map[string]any{"memory": int64(2048)}},
 			cfg:    GuestConfig{"memory": {Value: "1024", HasValue: true, Pending: "2048", HasPending: true}},
 			want:   LXCPlan{Set: map[string]string{}},
 		},
@@ -113,8 +134,8 @@ func TestDiffLXC(t *testing.T) {
 
 func TestLXCCreateParams(t *testing.T) {
 	swap := int64(512)
-	spec := LXCSpec{Hostname: "web", Cores: 2, MemoryMB: 1024, SwapMB: &swap, RootFS: &LXCVolume{Storage: "local-lvm", SizeGB: 8},
-		Mounts: []LXCVolume{{Storage: "local-lvm", SizeGB: 2, Path: "/srv"}}, NICs: []LXCNIC{{Bridge: "vmbr0", VLAN: 7, IP: "dhcp"}},
+	spec := LXCSpec{Config: map[string]any{"hostname": "web", "cores": int32(2), "memory": int64(1024), "swap": &swap}, RootFS: &LXCVolume{Storage: "local-lvm", SizeGB: 8},
+		Mounts: []LXCVolume{{Storage: "local-lvm", SizeGB: 2, Path: "/srv"}}, NICs: []LXCNIC{{Options: map[string]any{"bridge": "vmbr0", "tag": int32(7), "ip": "dhcp"}}},
 		Features: &LXCFeatures{Nesting: true, Fuse: true}, AdditionalConfig: map[string]string{"onboot": "1"}}
 	got := spec.CreateParams(LXCCreate{OSTemplate: "local:vztmpl/debian.tar.zst", Password: "hunter22", SSHKeys: []string{"ssh-ed25519 AAA a", "ssh-ed25519 BBB b"}, Description: "d"})
 	want := map[string]string{
@@ -160,7 +181,7 @@ func TestLXCAgainstSimulator(t *testing.T) {
 		t.Fatalf("HasTemplateVolume(%s) = %v, %v; want true", volid, ok, err)
 	}
 	ref := GuestRef{Type: LXC, Node: "pve", VMID: 150}
-	upid, err = c.CreateGuest(ctx, ref, LXCSpec{NICs: []LXCNIC{{Bridge: "vmbr0", IP: "192.0.2.9/24"}}, RootFS: &LXCVolume{Storage: "local-lvm", SizeGB: 2}}.
+	upid, err = c.CreateGuest(ctx, ref, LXCSpec{NICs: []LXCNIC{{Options: map[string]any{"bridge": "vmbr0", "ip": "192.0.2.9/24"}}}, RootFS: &LXCVolume{Storage: "local-lvm", SizeGB: 2}}.
 		CreateParams(LXCCreate{OSTemplate: volid, Unprivileged: true}))
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 package proxmox
 
 import (
+	"maps"
 	"regexp"
 	"strconv"
 	"strings"
@@ -13,27 +14,20 @@ var importedDiskKey = regexp.MustCompile(`^(scsi([0-9]|[12][0-9]|30)|virtio([0-9
 // resource that imports the guest: Diff(ImportedSpec(cfg), cfg) is empty, so
 // taking the guest under full management later writes nothing but what the
 // spec is then changed to. Only what reads back unchanged is included: the
-// name, cores, sockets, memory, the NICs from net0 on without a gap (model
-// and bridge), and disks of whole GiB (not CD-ROMs, cloud-init drives, or
-// EFI and TPM state). PCI devices and cloud-init are left out: they do not
-// round-trip exactly, and what a spec leaves out is left alone.
+// keys of QEMUFields the guest sets, the NICs from net0 on without a gap
+// (model and the options of QEMUNICFields), and disks of whole GiB (not
+// CD-ROMs, cloud-init drives, or EFI and TPM state). PCI devices and
+// cloud-init are left out: they do not round-trip exactly, and what a spec
+// leaves out is left alone.
 func ImportedSpec(cfg GuestConfig) VMSpec {
-	s := VMSpec{}
-	s.Name, _ = cfg.Effective("name")
-	s.Cores = intKey(cfg, "cores")
-	s.Sockets = intKey(cfg, "sockets")
-	if mem, ok := cfg.Effective("memory"); ok {
-		s.MemoryMB, _ = strconv.ParseInt(firstValue(mem, "current"), 10, 64)
-	}
+	s := VMSpec{Config: importedConfig(QEMUFields, cfg)}
+	maps.DeleteFunc(s.Config, func(k string, _ any) bool { return IsCloudInitKey(k) })
 	for i := 0; ; i++ {
 		v, ok := cfg.Effective("net" + strconv.Itoa(i))
 		if !ok {
 			break
 		}
-		ps := ParsePropString(v)
-		model, _, _ := nicModel(ps)
-		bridge, _ := ps.Get("bridge")
-		s.NICs = append(s.NICs, VMNIC{Model: model, Bridge: bridge})
+		s.NICs = append(s.NICs, importedNIC(ParsePropString(v)))
 	}
 	for key := range cfg {
 		if d, ok := importedDisk(cfg, key); ok {
@@ -44,6 +38,33 @@ func ImportedSpec(cfg GuestConfig) VMSpec {
 		}
 	}
 	return s
+}
+
+// importedConfig decodes the keys of t the guest sets.
+func importedConfig(t FieldTable, cfg GuestConfig) map[string]any {
+	out := map[string]any{}
+	for key := range t {
+		if v, ok := cfg.Effective(key); ok && t.Importable(key) {
+			out[key] = t.Decode(key, v)
+		}
+	}
+	return out
+}
+
+// importedNIC reads a netN value's model and the options QEMUNICFields
+// knows (the MAC from the model key).
+func importedNIC(ps PropString) VMNIC {
+	model, mac, _ := nicModel(ps)
+	n := VMNIC{Model: model, Options: map[string]any{}}
+	for key := range QEMUNICFields {
+		if v, ok := ps.Get(key); ok {
+			n.Options[key] = QEMUNICFields.Decode(key, v)
+		}
+	}
+	if mac != "" {
+		n.Options["macaddr"] = mac
+	}
+	return n
 }
 
 // importedDisk reads one disk of the guest as a spec would name it.
@@ -67,10 +88,4 @@ func importedDisk(cfg GuestConfig, key string) (VMDisk, bool) {
 		return VMDisk{}, false
 	}
 	return VMDisk{Storage: st, SizeGB: int(size >> 30)}, true
-}
-
-func intKey(cfg GuestConfig, key string) int {
-	v, _ := cfg.Effective(key)
-	n, _ := strconv.Atoi(strings.TrimSpace(v))
-	return n
 }

@@ -25,11 +25,18 @@ func (d VMDisk) allocation() string {
 	return fmt.Sprintf("%s:%d", d.Storage, d.SizeGB)
 }
 
-// VMNIC is one network interface the spec manages (netN); other options of
-// netN (the MAC, firewall, tag, ...) are kept as PVE has them.
+// VMNIC is one network interface the spec manages (netN): its model and
+// options by key of QEMUNICFields (bridge, tag, ...); options it leaves out
+// are kept as PVE has them.
 type VMNIC struct {
-	Model  string
-	Bridge string
+	Model   string
+	Options map[string]any
+}
+
+// Bridge is the bridge the interface names, "" when it names none.
+func (n VMNIC) Bridge() string {
+	b, _ := QEMUNICFields.Encode("bridge", n.Options["bridge"])
+	return b
 }
 
 // VMPCIDevice is a passed-through PCI device (hostpciN).
@@ -78,10 +85,9 @@ func (ci *VMCloudInit) CustomVolumes() []string {
 // VMSpec is what a VirtualMachine asks of a QEMU guest, in the provider's
 // terms; this package turns it into PVE keys. Zero values mean "not managed".
 type VMSpec struct {
-	Name       string
-	Cores      int
-	Sockets    int
-	MemoryMB   int64
+	// Config are the scalar keys by PVE key (QEMUFields), as the API holds
+	// them; Encode drops those left unset.
+	Config     map[string]any
 	Disks      map[string]VMDisk // device -> disk
 	NICs       []VMNIC           // net0, net1, ...
 	PCIDevices []VMPCIDevice     // hostpci0, ...
@@ -94,16 +100,7 @@ type VMSpec struct {
 
 // managedKeys renders the keys of s compared verbatim (modulo formatting).
 func (s VMSpec) managedKeys() map[string]string {
-	k := map[string]string{}
-	if s.Cores > 0 {
-		k["cores"] = strconv.Itoa(s.Cores)
-	}
-	if s.Sockets > 0 {
-		k["sockets"] = strconv.Itoa(s.Sockets)
-	}
-	if s.MemoryMB > 0 {
-		k["memory"] = strconv.FormatInt(s.MemoryMB, 10)
-	}
+	k := encodeConfig(QEMUFields, s.Config)
 	for i, d := range s.PCIDevices {
 		k["hostpci"+strconv.Itoa(i)] = pciValue(d)
 	}
@@ -182,15 +179,23 @@ func setNonEmpty(m map[string]string, k, v string) {
 	}
 }
 
+// encodeConfig renders the values a table knows, leaving out those unset.
+func encodeConfig(t FieldTable, config map[string]any) map[string]string {
+	k := make(map[string]string, len(config))
+	for key, v := range config {
+		if enc, ok := t.Encode(key, v); ok {
+			k[key] = enc
+		}
+	}
+	return k
+}
+
+// nicValueNew is a new netN value: the model (carrying the MAC when the
+// spec names one), then the options in key order.
 func nicValueNew(n VMNIC) string {
-	v := n.Model
-	if v == "" {
-		v = "virtio"
-	}
-	if n.Bridge != "" {
-		v += ",bridge=" + n.Bridge
-	}
-	return v
+	ps := PropString{values: map[string]string{}}
+	nicValueInto(&ps, n, PropString{}, "", "", "")
+	return ps.String()
 }
 
 // CreateParams renders s as the parameters of POST /nodes/{node}/qemu
@@ -198,7 +203,6 @@ func nicValueNew(n VMNIC) string {
 // on the first disk's storage.
 func (s VMSpec) CreateParams(description string) map[string]string {
 	p := s.managedKeys()
-	setNonEmpty(p, "name", s.Name)
 	setNonEmpty(p, "description", description)
 	p["scsihw"] = "virtio-scsi-pci"
 	devices := sortedKeys(s.Disks)
@@ -270,17 +274,11 @@ func IsCloudInitKey(k string) bool {
 // again). Only what s sets is compared.
 func Diff(s VMSpec, cfg GuestConfig) VMPlan {
 	p := VMPlan{Set: map[string]string{}, NewDisks: map[string]string{}}
-	if s.Name != "" {
-		if have, _ := cfg.Effective("name"); have != s.Name {
-			p.Set["name"] = s.Name
-			p.Fields = append(p.Fields, "name")
-		}
-	}
 	keys := s.managedKeys()
 	for _, k := range sortedKeys(keys) {
 		// An absent key has PVE's default, which may be what the spec asks.
-		have, _ := cfg.Effective(k)
-		if sameValue(k, keys[k], have) {
+		have, present := cfg.Effective(k)
+		if sameValue(QEMUFields, k, keys[k], have, present) {
 			continue
 		}
 		p.Set[k] = keys[k]
@@ -350,7 +348,7 @@ func sizeChange(noun, key string, ps PropString, wantGB int) (*Resize, string) {
 	return nil, ""
 }
 
-// nicValue returns the netN value with the spec's model and bridge applied
+// nicValue returns the netN value with the spec's model and options applied
 // to what the guest has, keeping the MAC and every other option.
 func nicValue(want VMNIC, cfg GuestConfig, key string) (string, bool) {
 	have, ok := cfg.Effective(key)
@@ -359,74 +357,71 @@ func nicValue(want VMNIC, cfg GuestConfig, key string) (string, bool) {
 	}
 	ps := ParsePropString(have)
 	model, mac, modelKey := nicModel(ps)
-	changed := false
-	if want.Model != "" && want.Model != model {
-		ps.Del(modelKey)
-		// The model key carries the MAC; it moves to the new model.
-		next := PropString{values: map[string]string{}}
-		if mac != "" {
-			next.Set(want.Model, mac)
-		} else {
-			next.Set("", want.Model)
-		}
-		for _, k := range ps.keys {
-			next.Set(k, ps.values[k])
-		}
-		ps = next
-		changed = true
-	}
-	if want.Bridge != "" {
-		if b, _ := ps.Get("bridge"); b != want.Bridge {
-			ps.Set("bridge", want.Bridge)
-			changed = true
+	next := PropString{values: map[string]string{}}
+	nicValueInto(&next, want, ps, model, mac, modelKey)
+	for _, k := range ps.keys {
+		if k != modelKey && (modelKey != "" || k != "") {
+			if _, set := next.Get(k); !set {
+				next.Set(k, ps.values[k])
+			}
 		}
 	}
-	return ps.String(), changed
+	return next.String(), !sameProps(next.String(), have)
 }
 
-// sameValue compares a spec value with PVE's, tolerating PVE's formatting.
-func sameValue(key, want, have string) bool {
+// nicValueInto writes the model key (the MAC is its value) and the options
+// of want that differ from the guest's (have, with its model, MAC and model
+// key; all empty for a new interface) into ps.
+func nicValueInto(ps *PropString, want VMNIC, have PropString, model, mac, modelKey string) {
+	if want.Model != "" {
+		model = want.Model
+	}
+	if model == "" {
+		model = "virtio"
+	}
+	if m, ok := QEMUNICFields.Encode("macaddr", want.Options["macaddr"]); ok {
+		mac = m
+	}
+	switch {
+	case modelKey == "model":
+		ps.Set("model", model)
+		if mac != "" {
+			ps.Set("macaddr", mac)
+		}
+	case mac != "":
+		ps.Set(model, mac)
+	default:
+		ps.Set("", model)
+	}
+	for _, k := range QEMUNICFields.keys() {
+		enc, set := QEMUNICFields.Encode(k, want.Options[k])
+		if !set || k == "macaddr" {
+			continue
+		}
+		if cur, present := have.Get(k); !QEMUNICFields.Same(k, enc, cur, present) {
+			ps.Set(k, enc)
+		}
+	}
+}
+
+// sameValue compares a spec value of key with the guest's (have; present
+// false when the config lacks key), by the key's codec and PVE's default
+// when table knows it, else as property strings.
+func sameValue(t FieldTable, key, want, have string, present bool) bool {
+	if _, known := t[key]; known {
+		return t.Same(key, want, have, present)
+	}
 	want, have = strings.TrimSpace(want), strings.TrimSpace(have)
 	if want == have {
 		return true
 	}
-	switch key {
-	case "memory":
-		return firstValue(want, "current") == firstValue(have, "current")
-	case "sshkeys":
+	if !present {
+		return false
+	}
+	if key == "sshkeys" {
 		return normaliseKeys(want) == normaliseKeys(have)
-	case "nameserver":
-		return strings.Join(strings.Fields(want), " ") == strings.Join(strings.Fields(have), " ")
-	case "ciupgrade", "onboot", "protection", "agent", "tablet", "acpi", "numa":
-		if !strings.Contains(want+have, "=") {
-			return boolText(want) == boolText(orBoolDefault(key, have))
-		}
 	}
 	return sameProps(want, have)
-}
-
-// orBoolDefault returns have, or PVE's default for the boolean key when
-// the config does not set it (qemu-server's schema: ciupgrade, tablet and
-// acpi default to 1, the others to 0): an absent ciupgrade upgrades
-// packages.
-func orBoolDefault(key, have string) string {
-	switch {
-	case have != "":
-		return have
-	case key == "ciupgrade", key == "tablet", key == "acpi":
-		return "1"
-	default:
-		return "0"
-	}
-}
-
-func firstValue(s, key string) string {
-	ps := ParsePropString(s)
-	if v, ok := ps.Get(""); ok {
-		return v
-	}
-	v, _ := ps.Get(key)
-	return v
 }
 
 func normaliseKeys(s string) string {

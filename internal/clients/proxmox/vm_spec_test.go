@@ -23,7 +23,7 @@ func TestDiff(t *testing.T) {
 		wantRefused int
 	}{
 		"converged": {
-			spec: VMSpec{Name: "web", Cores: 2, MemoryMB: 4096, NICs: []VMNIC{{Model: "virtio", Bridge: "vmbr0"}},
+			spec: VMSpec{Config: map[string]any{"name": "web", "cores": int32(2), "memory": int64(4096)}, NICs: []VMNIC{{Model: "virtio", Options: map[string]any{"bridge": "vmbr0"}}},
 				Disks: map[string]VMDisk{"scsi0": {Storage: "local-lvm", SizeGB: 60}}},
 			cfg: cfgOf(map[string]string{"name": "web", "cores": "2", "memory": "4096",
 				"net0": "virtio=BC:24:11:00:00:01,bridge=vmbr0,firewall=1", "scsi0": "local-lvm:vm-100-disk-0,size=60G"}),
@@ -42,19 +42,19 @@ func TestDiff(t *testing.T) {
 			wantSet: map[string]string{"ciupgrade": "0"}, wantNew: map[string]string{},
 		},
 		"drifted cores and bridge keep MAC and firewall": {
-			spec:    VMSpec{Cores: 4, NICs: []VMNIC{{Model: "virtio", Bridge: "vmbr1"}}},
+			spec:    VMSpec{Config: map[string]any{"cores": int32(4)}, NICs: []VMNIC{{Model: "virtio", Options: map[string]any{"bridge": "vmbr1"}}}},
 			cfg:     cfgOf(map[string]string{"cores": "2", "net0": "virtio=BC:24:11:00:00:01,bridge=vmbr0,firewall=1"}),
 			wantSet: map[string]string{"cores": "4", "net0": "virtio=BC:24:11:00:00:01,bridge=vmbr1,firewall=1"},
 			wantNew: map[string]string{},
 		},
 		"model change moves the MAC": {
-			spec:    VMSpec{NICs: []VMNIC{{Model: "e1000", Bridge: "vmbr0"}}},
+			spec:    VMSpec{NICs: []VMNIC{{Model: "e1000", Options: map[string]any{"bridge": "vmbr0"}}}},
 			cfg:     cfgOf(map[string]string{"net0": "virtio=BC:24:11:00:00:01,bridge=vmbr0"}),
 			wantSet: map[string]string{"net0": "e1000=BC:24:11:00:00:01,bridge=vmbr0"},
 			wantNew: map[string]string{},
 		},
 		"pending value counts": {
-			spec:    VMSpec{Cores: 4},
+			spec:    VMSpec{Config: map[string]any{"cores": int32(4)}},
 			cfg:     GuestConfig{"cores": {Value: "2", HasValue: true, Pending: "4", HasPending: true}},
 			wantSet: map[string]string{}, wantNew: map[string]string{},
 		},
@@ -69,8 +69,32 @@ func TestDiff(t *testing.T) {
 			wantResizes: []Resize{{Disk: "scsi0", Size: "60G"}},
 			wantRefused: 2,
 		},
+		"new fields: tags as a set, onboot and numa absent read as false, cpu type and balloon": {
+			spec: VMSpec{Config: map[string]any{"tags": []string{"web", "prod"}, "onboot": ptrTo(false), "numa": ptrTo(false),
+				"cpu": "host", "balloon": ptrTo[int64](0)}},
+			cfg:     cfgOf(map[string]string{"tags": "prod;web", "cpu": "host,flags=+aes"}),
+			wantSet: map[string]string{"balloon": "0"}, wantNew: map[string]string{},
+		},
+		"new fields drifted": {
+			spec:    VMSpec{Config: map[string]any{"tags": []string{"web"}, "onboot": ptrTo(true), "numa": ptrTo(true), "cpu": "x86-64-v2-AES"}},
+			cfg:     cfgOf(map[string]string{"tags": "db", "onboot": "0", "cpu": "kvm64"}),
+			wantSet: map[string]string{"tags": "web", "onboot": "1", "numa": "1", "cpu": "x86-64-v2-AES"},
+			wantNew: map[string]string{},
+		},
+		"NIC tag, firewall, MAC and MTU": {
+			spec: VMSpec{NICs: []VMNIC{{Model: "virtio", Options: map[string]any{"bridge": "vmbr0", "tag": int32(20),
+				"firewall": ptrTo(true), "macaddr": "BC:24:11:AA:BB:CC", "mtu": int32(1400)}}}},
+			cfg:     cfgOf(map[string]string{"net0": "virtio=BC:24:11:00:00:01,bridge=vmbr0,queues=2"}),
+			wantSet: map[string]string{"net0": "virtio=BC:24:11:AA:BB:CC,tag=20,firewall=1,mtu=1400,bridge=vmbr0,queues=2"},
+			wantNew: map[string]string{},
+		},
+		"NIC options already as asked, firewall absent reads as false": {
+			spec:    VMSpec{NICs: []VMNIC{{Model: "virtio", Options: map[string]any{"bridge": "vmbr0", "tag": int32(20), "firewall": ptrTo(false)}}}},
+			cfg:     cfgOf(map[string]string{"net0": "virtio=BC:24:11:00:00:01,bridge=vmbr0,tag=20"}),
+			wantSet: map[string]string{}, wantNew: map[string]string{},
+		},
 		"memory as property string, sshkeys encoded": {
-			spec:    VMSpec{MemoryMB: 2048, CloudInit: &VMCloudInit{SSHKeys: []string{"ssh-ed25519 AAAA me@x"}}},
+			spec:    VMSpec{Config: map[string]any{"memory": int64(2048)}, CloudInit: &VMCloudInit{SSHKeys: []string{"ssh-ed25519 AAAA me@x"}}},
 			cfg:     cfgOf(map[string]string{"memory": "current=2048", "sshkeys": "ssh-ed25519%20AAAA%20me%40x"}),
 			wantSet: map[string]string{}, wantNew: map[string]string{},
 		},
@@ -96,9 +120,9 @@ func TestDiff(t *testing.T) {
 
 func TestCreateParams(t *testing.T) {
 	up := true
-	s := VMSpec{Name: "vm", Cores: 2, Sockets: 1, MemoryMB: 4096,
+	s := VMSpec{Config: map[string]any{"name": "vm", "cores": int32(2), "sockets": int32(1), "memory": int64(4096)},
 		Disks:     map[string]VMDisk{"scsi0": {Storage: "local-lvm", SizeGB: 60}},
-		NICs:      []VMNIC{{Model: "virtio", Bridge: "vmbr0"}},
+		NICs:      []VMNIC{{Model: "virtio", Options: map[string]any{"bridge": "vmbr0"}}},
 		CloudInit: &VMCloudInit{User: "ubuntu", UpgradePackages: &up, IPConfigs: []VMIPConfig{{IPv4: "dhcp"}}}}
 	p := s.CreateParams("notes")
 	want := map[string]string{"name": "vm", "cores": "2", "sockets": "1", "memory": "4096", "scsi0": "local-lvm:60",

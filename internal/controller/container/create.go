@@ -68,7 +68,7 @@ func (e *external) startCreate(ctx context.Context, cr *v1alpha1.Container, want
 		}
 		return upid, err
 	}
-	opts := pve.CloneOptions{NewID: vmid, Name: want.Spec.Hostname, Description: description, Full: want.FullClone, Storage: want.CloneStorage}
+	opts := pve.CloneOptions{NewID: vmid, Name: cr.Spec.Name, Description: description, Full: want.FullClone, Storage: want.CloneStorage}
 	return e.identity().CloneTemplate(ctx, cr, want.Clone, want.Node, opts)
 }
 

@@ -18,6 +18,7 @@ package container
 
 import (
 	"context"
+	"maps"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -59,7 +60,7 @@ type desired struct {
 func desiredFrom(ctx context.Context, keys guest.SecretKeyReader, cr *v1alpha1.Container) (desired, error) {
 	s := &cr.Spec
 	d := desired{
-		Spec:            pve.LXCSpec{Hostname: s.Name, AdditionalConfig: s.AdditionalConfig},
+		Spec:            pve.LXCSpec{Config: SpecFields.Values(s), AdditionalConfig: s.AdditionalConfig},
 		Node:            s.NodeName,
 		Running:         s.KeepsRunning(s.AutoStart()),
 		Stopped:         s.KeepsStopped(),
@@ -85,8 +86,39 @@ func desiredFrom(ctx context.Context, keys guest.SecretKeyReader, cr *v1alpha1.C
 	return d, nil
 }
 
+// The Container's field tables: each row maps an API field to the PVE key
+// pve.LXCFields knows the codec, default and apply mode of. Desired state
+// and imports both come from them.
+var (
+	// SpecFields are read from the spec itself.
+	SpecFields = guest.Fields{
+		{Path: "name", Key: "hostname"},
+		{Path: "tags", Key: "tags"},
+		{Path: "onboot", Key: "onboot"},
+		{Path: "nameserver", Key: "nameserver"},
+		{Path: "searchdomain", Key: "searchdomain"},
+	}
+	// TemplateFields are read from template.
+	TemplateFields = guest.Fields{
+		{Path: "cores", Key: "cores"},
+		{Path: "memory", Key: "memory"},
+		{Path: "swap", Key: "swap"},
+	}
+	// NetworkFields are the options of each interface (netN), keys of
+	// pve.LXCNICFields.
+	NetworkFields = guest.Fields{
+		{Path: "name", Key: "name"},
+		{Path: "bridge", Key: "bridge"},
+		{Path: "vlan", Key: "tag"},
+		{Path: "ip", Key: "ip"},
+		{Path: "gw", Key: "gw"},
+		{Path: "ip6", Key: "ip6"},
+		{Path: "gw6", Key: "gw6"},
+	}
+)
+
 func hardwareInto(s *pve.LXCSpec, t *v1alpha1.ContainerTemplate) {
-	s.Cores, s.MemoryMB, s.SwapMB = int(t.Cores), t.Memory, t.Swap
+	maps.Copy(s.Config, TemplateFields.Values(t))
 	for i, disk := range t.Disk {
 		v := pve.LXCVolume{Storage: disk.Storage, SizeGB: int(disk.Size), Path: disk.Path}
 		switch {
@@ -96,32 +128,35 @@ func hardwareInto(s *pve.LXCSpec, t *v1alpha1.ContainerTemplate) {
 			s.Mounts = append(s.Mounts, v)
 		}
 	}
-	for _, n := range t.Network {
-		s.NICs = append(s.NICs, pve.LXCNIC{Name: n.Name, Bridge: n.Bridge, VLAN: int(n.VLAN), IP: n.IP, GW: n.GW, IP6: n.IP6, GW6: n.GW6})
+	for i := range t.Network {
+		s.NICs = append(s.NICs, pve.LXCNIC{Options: NetworkFields.Values(&t.Network[i])})
 	}
 	if f := t.Features; f != nil {
 		s.Features = &pve.LXCFeatures{Nesting: f.Nesting, Keyctl: f.Keyctl, Fuse: f.Fuse}
 	}
 }
 
-// ImportedTemplate is the hardware of an imported container's spec
-// (hardwareInto read backwards): what pve.ImportedLXCSpec read of it. It
+// Imported fills spec (its own fields and template) with what describes a
+// container as it is (pve.ImportedLXCSpec; hardwareInto read backwards). It
 // names no source: an imported container is never created by the provider.
-func ImportedTemplate(s pve.LXCSpec) *v1alpha1.ContainerTemplate {
-	t := &v1alpha1.ContainerTemplate{Cores: int32(s.Cores), Memory: s.MemoryMB, Swap: s.SwapMB} //nolint:gosec // PVE's limits are far below int32
+func Imported(s pve.LXCSpec, spec *v1alpha1.ContainerSpec) {
+	SpecFields.Fill(spec, s.Config)
+	t := &v1alpha1.ContainerTemplate{}
+	TemplateFields.Fill(t, s.Config)
 	if s.RootFS != nil {
 		for _, v := range append([]pve.LXCVolume{*s.RootFS}, s.Mounts...) {
-			t.Disk = append(t.Disk, v1alpha1.ContainerDisk{Storage: v.Storage, Size: int32(v.SizeGB), Path: v.Path}) //nolint:gosec // see above
+			t.Disk = append(t.Disk, v1alpha1.ContainerDisk{Storage: v.Storage, Size: int32(v.SizeGB), Path: v.Path}) //nolint:gosec // PVE's limits are far below int32
 		}
 	}
 	for _, n := range s.NICs {
-		t.Network = append(t.Network, v1alpha1.ContainerNetwork{Name: n.Name, Bridge: n.Bridge, VLAN: int32(n.VLAN), //nolint:gosec // a VLAN tag fits
-			IP: n.IP, GW: n.GW, IP6: n.IP6, GW6: n.GW6})
+		nic := v1alpha1.ContainerNetwork{}
+		NetworkFields.Fill(&nic, n.Options)
+		t.Network = append(t.Network, nic)
 	}
 	if f := s.Features; f != nil {
 		t.Features = &v1alpha1.ContainerFeatures{Nesting: f.Nesting, Keyctl: f.Keyctl, Fuse: f.Fuse}
 	}
-	return t
+	spec.Template = t
 }
 
 // rootPassword returns root's password from the spec or its Secret, ""

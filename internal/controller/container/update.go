@@ -105,7 +105,7 @@ func (e *external) applyConfig(ctx context.Context, cr *v1alpha1.Container, o *o
 		if o.Running {
 			// Until the next Observe reads what PVE left pending, assume
 			// all of it, so the resource is observed again within seconds.
-			cr.Status.PendingChanges = guest.MergeKeys(cr.Status.PendingChanges, slices.DeleteFunc(slices.Clone(o.plan.Fields), isVolumeKey))
+			cr.Status.PendingChanges = guest.MergeKeys(cr.Status.PendingChanges, slices.DeleteFunc(slices.Clone(o.plan.Fields), appliesAtOnce))
 		}
 		return true, nil
 	}
@@ -122,6 +122,9 @@ func (e *external) applyConfig(ctx context.Context, cr *v1alpha1.Container, o *o
 	return false, nil
 }
 
-// isVolumeKey reports whether k is the root filesystem or a mount point,
-// whose growth never waits for a restart.
-func isVolumeKey(k string) bool { return k == "rootfs" || strings.HasPrefix(k, "mp") }
+// appliesAtOnce reports whether a change of k never waits for a restart:
+// the root filesystem or a mount point (it grows live) and the keys PVE
+// applies at once.
+func appliesAtOnce(k string) bool {
+	return k == "rootfs" || strings.HasPrefix(k, "mp") || !pve.LXCFields.WaitsForBoot(k)
+}

@@ -240,12 +240,11 @@ func importedVM(gi *v1alpha1.GuestImport, row pve.Resource, cfg pve.GuestConfig)
 				ConnectionRef:      &v1alpha1.ConnectionReference{Name: gi.Spec.Connection()},
 				ManagementPolicies: append(xpv2.ManagementPolicies{}, gi.Spec.ManagementPolicies...),
 			},
-			Name:            spec.Name,
 			NodeName:        row.Node,
-			VMSpec:          &v1alpha1.VirtualMachineScratchSpec{VirtualMachineHardware: virtualmachine.ImportedHardware(spec)},
 			EnableAutoStart: &running,
 		},
 	}
+	virtualmachine.Imported(spec, &vm.Spec)
 	meta.SetExternalName(vm, fmt.Sprint(row.VMID))
 	return vm
 }
@@ -269,12 +268,11 @@ func importedContainer(gi *v1alpha1.GuestImport, row pve.Resource, cfg pve.Guest
 				ConnectionRef:      &v1alpha1.ConnectionReference{Name: gi.Spec.Connection()},
 				ManagementPolicies: policies,
 			},
-			Name:            spec.Hostname,
 			NodeName:        row.Node,
-			Template:        container.ImportedTemplate(spec),
 			EnableAutoStart: &running,
 		},
 	}
+	container.Imported(spec, &ct.Spec)
 	meta.SetExternalName(ct, fmt.Sprint(row.VMID))
 	return ct
 }

@@ -74,7 +74,7 @@ func (e *external) startCreate(ctx context.Context, cr *v1alpha1.VirtualMachine,
 		}
 		return upid, err
 	}
-	opts := pve.CloneOptions{NewID: vmid, Name: want.Spec.Name, Description: description, Full: want.FullClone, Storage: want.CloneStorage}
+	opts := pve.CloneOptions{NewID: vmid, Name: cr.Spec.Name, Description: description, Full: want.FullClone, Storage: want.CloneStorage}
 	return e.identity().CloneTemplate(ctx, cr, want.Source, want.Node, opts)
 }
 

@@ -63,7 +63,7 @@ func (d desired) secrets() []string {
 func desiredFrom(ctx context.Context, memo *secrets.Memo, cr *v1alpha1.VirtualMachine) (desired, error) {
 	s := &cr.Spec
 	d := desired{
-		Spec:            pve.VMSpec{Name: s.Name, AdditionalConfig: s.AdditionalConfig},
+		Spec:            pve.VMSpec{Config: SpecFields.Values(s), AdditionalConfig: s.AdditionalConfig},
 		Node:            s.NodeName,
 		FullClone:       s.IsFullClone(),
 		Running:         s.KeepsRunning(s.AutoStart()),
@@ -95,16 +95,45 @@ func desiredFrom(ctx context.Context, memo *secrets.Memo, cr *v1alpha1.VirtualMa
 	return d, nil
 }
 
+// The VirtualMachine's field tables: each row maps an API field to the
+// PVE key pve.QEMUFields (or pve.QEMUNICFields) knows the codec, default
+// and apply mode of. Desired state and imports both come from them.
+var (
+	// SpecFields are read from the spec itself.
+	SpecFields = guest.Fields{
+		{Path: "name", Key: "name"},
+		{Path: "tags", Key: "tags"},
+		{Path: "onboot", Key: "onboot"},
+	}
+	// HardwareFields are read from template or vmSpec.
+	HardwareFields = guest.Fields{
+		{Path: "cores", Key: "cores"},
+		{Path: "socket", Key: "sockets"},
+		{Path: "memory", Key: "memory"},
+		{Path: "cpu", Key: "cpu"},
+		{Path: "numa", Key: "numa"},
+		{Path: "balloon", Key: "balloon"},
+	}
+	// NetworkFields are the options of each network interface (netN).
+	NetworkFields = guest.Fields{
+		{Path: "bridge", Key: "bridge"},
+		{Path: "tag", Key: "tag"},
+		{Path: "firewall", Key: "firewall"},
+		{Path: "macaddr", Key: "macaddr"},
+		{Path: "mtu", Key: "mtu"},
+	}
+)
+
 func hardwareInto(s *pve.VMSpec, hw *v1alpha1.VirtualMachineHardware) {
-	s.Cores, s.Sockets, s.MemoryMB = int(hw.Cores), int(hw.Socket), hw.Memory
+	maps.Copy(s.Config, HardwareFields.Values(hw))
 	if len(hw.Disk) > 0 {
 		s.Disks = make(map[string]pve.VMDisk, len(hw.Disk))
 		for _, disk := range hw.Disk {
 			s.Disks[disk.Device] = pve.VMDisk{Storage: disk.Storage, SizeGB: int(disk.Size)}
 		}
 	}
-	for _, n := range hw.Network {
-		s.NICs = append(s.NICs, pve.VMNIC{Model: n.Model, Bridge: n.Bridge})
+	for i := range hw.Network {
+		s.NICs = append(s.NICs, pve.VMNIC{Model: hw.Network[i].Model, Options: NetworkFields.Values(&hw.Network[i])})
 	}
 	for _, p := range hw.PCIDevices {
 		s.PCIDevices = append(s.PCIDevices, pve.VMPCIDevice{
@@ -113,19 +142,23 @@ func hardwareInto(s *pve.VMSpec, hw *v1alpha1.VirtualMachineHardware) {
 	}
 }
 
-// ImportedHardware is the hardware of a spec that describes a guest as it
-// is (pve.ImportedSpec): hardwareInto turns it back into the same VMSpec, so
-// a resource made from it asks for no change.
-func ImportedHardware(s pve.VMSpec) v1alpha1.VirtualMachineHardware {
-	hw := v1alpha1.VirtualMachineHardware{Cores: int32(s.Cores), Socket: int32(s.Sockets), Memory: s.MemoryMB} //nolint:gosec // PVE's limits are far below int32
+// Imported fills spec (its own fields and vmSpec) with what describes a
+// guest as it is (pve.ImportedSpec): desiredFrom turns it back into the
+// same VMSpec, so a resource made from it asks for no change.
+func Imported(s pve.VMSpec, spec *v1alpha1.VirtualMachineSpec) {
+	SpecFields.Fill(spec, s.Config)
+	hw := v1alpha1.VirtualMachineHardware{}
+	HardwareFields.Fill(&hw, s.Config)
 	for _, dev := range slices.Sorted(maps.Keys(s.Disks)) {
 		d := s.Disks[dev]
-		hw.Disk = append(hw.Disk, v1alpha1.VirtualMachineDisk{Device: dev, Storage: d.Storage, Size: int32(d.SizeGB)}) //nolint:gosec // see above
+		hw.Disk = append(hw.Disk, v1alpha1.VirtualMachineDisk{Device: dev, Storage: d.Storage, Size: int32(d.SizeGB)}) //nolint:gosec // PVE's limits are far below int32
 	}
 	for _, n := range s.NICs {
-		hw.Network = append(hw.Network, v1alpha1.VirtualMachineNetwork{Model: n.Model, Bridge: n.Bridge})
+		nic := v1alpha1.VirtualMachineNetwork{Model: n.Model}
+		NetworkFields.Fill(&nic, n.Options)
+		hw.Network = append(hw.Network, nic)
 	}
-	return hw
+	spec.VMSpec = &v1alpha1.VirtualMachineScratchSpec{VirtualMachineHardware: hw}
 }
 
 // passwordNeedsApply reports whether the password must be written again: a
@@ -163,7 +196,7 @@ func (d desired) prerequisites() pve.Prerequisites {
 		p.Volumes = append(p.Volumes, vol)
 	}
 	for _, n := range d.Spec.NICs {
-		p.Bridges = appendNew(p.Bridges, n.Bridge)
+		p.Bridges = appendNew(p.Bridges, n.Bridge())
 	}
 	p.Volumes = append(p.Volumes, d.Spec.CloudInit.CustomVolumes()...)
 	return p

@@ -137,12 +137,12 @@ func (e *external) reportConfig(cr *v1alpha1.VirtualMachine, o *observation) {
 	}
 }
 
-// changedKeys lists the keys a config change touched, except the
-// description, which never needs a reboot.
+// changedKeys lists the keys a config change touched that may wait for a
+// reboot: not the description nor the keys PVE applies at once.
 func changedKeys(set map[string]string) []string {
 	var keys []string
 	for k := range set {
-		if k != "description" {
+		if k != "description" && pve.QEMUFields.WaitsForBoot(k) {
 			keys = append(keys, k)
 		}
 	}

@@ -18,6 +18,7 @@ package virtualmachinetemplate
 
 import (
 	"context"
+	"maps"
 	"strconv"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
@@ -100,13 +101,24 @@ func (e *external) createVM(ctx context.Context, cr *v1alpha1.VirtualMachineTemp
 	return nil
 }
 
+// The VirtualMachineTemplate's field tables: each row maps an API field to
+// the PVE key pve.QEMUFields (or pve.QEMUNICFields) knows the codec and
+// default of.
+var (
+	specFields    = guest.Fields{{Path: "name", Key: "name"}}
+	configFields  = guest.Fields{{Path: "cores", Key: "cores"}, {Path: "sockets", Key: "sockets"}, {Path: "memory", Key: "memory"}}
+	networkFields = guest.Fields{{Path: "bridge", Key: "bridge"}}
+)
+
 // createParams are the keys of the template VM.
 func (e *external) createParams(ctx context.Context, cr *v1alpha1.VirtualMachineTemplate, image string) (map[string]string, error) {
-	hw := cr.Spec.VirtualMachineConfig
+	hw := &cr.Spec.VirtualMachineConfig
+	config := specFields.Values(&cr.Spec)
+	maps.Copy(config, configFields.Values(hw))
 	spec := pve.VMSpec{
-		Name: cr.Spec.Name, Cores: int(hw.Cores), Sockets: int(hw.Sockets), MemoryMB: hw.Memory,
+		Config:           config,
 		Disks:            map[string]pve.VMDisk{bootDisk: {Storage: hw.DiskStorage(), ImportFrom: image}},
-		NICs:             []pve.VMNIC{{Model: hw.Network.Model, Bridge: hw.Network.Bridge}},
+		NICs:             []pve.VMNIC{{Model: hw.Network.Model, Options: networkFields.Values(&hw.Network)}},
 		CloudInit:        &pve.VMCloudInit{},
 		AdditionalConfig: cr.Spec.AdditionalConfig,
 	}

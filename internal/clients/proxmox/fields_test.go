@@ -1,0 +1,178 @@
+package proxmox
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/kubemox/provider-proxmox/internal/testenv/pveschema"
+)
+
+// schemaProp is the part of a parameter of PVE's API schema this test reads.
+type schemaProp struct {
+	Type       string                `json:"type"`
+	Default    any                   `json:"default"`
+	DefaultKey any                   `json:"default_key"`
+	Format     json.RawMessage       `json:"format"`
+	formatKeys map[string]schemaProp // Format when it is a property string's keys
+}
+
+type schemaTree struct {
+	Path string `json:"path"`
+	Info map[string]struct {
+		Parameters struct {
+			Properties map[string]schemaProp `json:"properties"`
+		} `json:"parameters"`
+	} `json:"info"`
+	Children []schemaTree `json:"children"`
+}
+
+// schemaConfigParams returns the parameters of PUT path in PVE's schema.
+func schemaConfigParams(t *testing.T, roots []schemaTree, path string) map[string]schemaProp {
+	t.Helper()
+	var find func([]schemaTree) map[string]schemaProp
+	find = func(nodes []schemaTree) map[string]schemaProp {
+		for _, n := range nodes {
+			if n.Path == path {
+				return n.Info["PUT"].Parameters.Properties
+			}
+			if p := find(n.Children); p != nil {
+				return p
+			}
+		}
+		return nil
+	}
+	props := find(roots)
+	if props == nil {
+		t.Fatalf("PVE's schema has no PUT %s", path)
+	}
+	for k, p := range props {
+		_ = json.Unmarshal(p.Format, &p.formatKeys)
+		props[k] = p
+	}
+	return props
+}
+
+// schemaDefault is what an absent key means by PVE's schema: the default
+// of the key or of its property string's default key; a boolean without
+// one is false (Perl reads the absent value as false).
+func schemaDefault(p schemaProp) string {
+	d := p.Default
+	for _, sub := range p.formatKeys {
+		if sub.DefaultKey != nil && d == nil {
+			d, p.Type = sub.Default, sub.Type
+		}
+	}
+	switch v := d.(type) {
+	case nil:
+		if p.Type == "boolean" {
+			return "0"
+		}
+		return ""
+	case float64:
+		return fmt.Sprint(int64(v))
+	}
+	return fmt.Sprint(d)
+}
+
+// Every key of the field tables exists in PVE's API schema with the default
+// the table gives it, so the diff reads an absent key as PVE does.
+func TestFieldDefaultsPVESchema(t *testing.T) {
+	var roots []schemaTree
+	if err := json.Unmarshal(pveschema.Read(t), &roots); err != nil {
+		t.Fatalf("cannot parse PVE's API schema: %v", err)
+	}
+	qemu := schemaConfigParams(t, roots, "/nodes/{node}/qemu/{vmid}/config")
+	lxc := schemaConfigParams(t, roots, "/nodes/{node}/lxc/{vmid}/config")
+	tables := map[string]struct {
+		table  FieldTable
+		schema map[string]schemaProp
+	}{
+		"QEMUFields":    {QEMUFields, qemu},
+		"QEMUNICFields": {QEMUNICFields, qemu["net[n]"].formatKeys},
+		"LXCFields":     {LXCFields, lxc},
+	}
+	// cpu's schema names a format (pve-vm-cpu-conf) without its keys:
+	// qemu-server's CPUConfig.pm gives cputype's default, kvm64.
+	notInSchema := map[string]bool{"QEMUFields/cpu": true}
+	for name, tc := range tables {
+		for key, f := range tc.table {
+			t.Run(name+"/"+key, func(t *testing.T) {
+				p, ok := tc.schema[key]
+				if !ok {
+					t.Fatalf("PVE's schema has no %s", key)
+				}
+				if notInSchema[name+"/"+key] {
+					return
+				}
+				if diff := cmp.Diff(schemaDefault(p), f.Default); diff != "" {
+					t.Errorf("default of %s: -PVE's schema, +table:\n%s", key, diff)
+				}
+				if want := map[Codec]string{Number: "integer", Bool: "boolean"}[f.Codec]; want != "" && p.Type != want {
+					t.Errorf("%s is a %s in PVE's schema, the table's codec wants %s", key, p.Type, want)
+				}
+			})
+		}
+	}
+}
+
+// Decode reads back what Encode wrote, and Same holds between them, for
+// every codec.
+func TestFieldRoundTrip(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		table  FieldTable
+		key    string
+		value  any
+		want   any
+	}{
+		"Number":  {reason: "An int32 comes back as an int64.", table: QEMUFields, key: "cores", value: int32(4), want: int64(4)},
+		"Bool":    {reason: "A *bool comes back as a bool.", table: QEMUFields, key: "numa", value: ptrTo(true), want: true},
+		"Leading": {reason: "The CPU type is the default key of cpu.", table: QEMUFields, key: "cpu", value: "host", want: "host"},
+		"List":    {reason: "Tags are ;-separated.", table: LXCFields, key: "tags", value: []string{"a", "b"}, want: []string{"a", "b"}},
+		"Text":    {reason: "A name is itself.", table: LXCFields, key: "hostname", value: "web", want: "web"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			enc, ok := tc.table.Encode(tc.key, tc.value)
+			if !ok {
+				t.Fatalf("%s\nEncode(%v) does not manage %s", tc.reason, tc.value, tc.key)
+			}
+			if diff := cmp.Diff(tc.want, tc.table.Decode(tc.key, enc)); diff != "" {
+				t.Errorf("%s\nDecode(Encode(v)): -want, +got:\n%s", tc.reason, diff)
+			}
+			if !tc.table.Same(tc.key, enc, enc, true) {
+				t.Errorf("%s\nSame(%q, %q) is false", tc.reason, enc, enc)
+			}
+		})
+	}
+}
+
+func TestFieldSame(t *testing.T) {
+	cases := map[string]struct {
+		reason  string
+		key     string
+		want    string
+		have    string
+		present bool
+		same    bool
+	}{
+		"AbsentHasDefault":   {reason: "An absent onboot is 0.", key: "onboot", want: "0", same: true},
+		"AbsentNoDefault":    {reason: "An absent balloon is not 0 (ballooning stays on).", key: "balloon", want: "0"},
+		"TagsAsSet":          {reason: "PVE may reorder tags or use another separator.", key: "tags", want: "b;a", have: "a,b", present: true, same: true},
+		"LeadingKeepsFlags":  {reason: "cpu flags are not the type.", key: "cpu", want: "host", have: "cputype=host,flags=+aes", present: true, same: true},
+		"MemoryCurrent":      {reason: "PVE 9 writes memory as current=.", key: "memory", want: "2048", have: "current=2048", present: true, same: true},
+		"NumberDiffers":      {reason: "A different count differs.", key: "cores", want: "4", have: "2", present: true},
+		"BoolSpellings":      {reason: "PVE's booleans accept yes/on.", key: "numa", want: "1", have: "on", present: true, same: true},
+		"UnknownAbsentDiffs": {reason: "A key the table does not know has no default.", key: "hookscript", want: "x"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := QEMUFields.Same(tc.key, tc.want, tc.have, tc.present); got != tc.same {
+				t.Errorf("%s\nSame(%q, %q, %q, %t) = %t, want %t", tc.reason, tc.key, tc.want, tc.have, tc.present, got, tc.same)
+			}
+		})
+	}
+}
