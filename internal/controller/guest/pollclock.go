@@ -26,6 +26,8 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+
+	"github.com/kubemox/provider-proxmox/internal/controller/polling"
 )
 
 const (
@@ -104,14 +106,16 @@ func IsReady(mg resource.Conditioned) bool {
 	return mg.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue
 }
 
-// PollInterval returns a poll-interval hook (managed.WithPollIntervalHook)
-// that observes a resource again within NotReadyPoll while it is not Ready
-// or soon says so (work under way), and after the poll interval otherwise.
-func PollInterval(soon func(mg resource.Managed) bool) func(mg resource.Managed, poll time.Duration) time.Duration {
+// PollInterval returns the poll-interval hook (managed.WithPollIntervalHook)
+// of kind: it observes a resource again within NotReadyPoll while it is not
+// Ready or soon says so (work under way), and otherwise after poll (the
+// provider's interval, or the resource's crossplane.io/poll-interval) with
+// p's jitter; p records each delay.
+func PollInterval(kind string, soon func(mg resource.Managed) bool, p polling.Policy) func(mg resource.Managed, poll time.Duration) time.Duration {
 	return func(mg resource.Managed, poll time.Duration) time.Duration {
 		if !IsReady(mg) || soon(mg) {
-			return NotReadyPoll
+			return p.Busy(kind, NotReadyPoll)
 		}
-		return poll
+		return p.Settled(kind, poll)
 	}
 }
