@@ -21,17 +21,19 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
+	xpevent "github.com/crossplane/crossplane-runtime/v2/pkg/event"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 )
 
-const reasonPaused event.Reason = "ReconciliationPaused"
+const reasonPaused xpevent.Reason = "ReconciliationPaused"
 
 // Object is a kind with its own reconciler that reports a pause in its
 // Synced condition, as managed resources do.
@@ -45,8 +47,8 @@ type Object interface {
 // created, updated or deleted for it, its finalizer kept) and reports
 // Synced False, ReconcilePaused; once the annotation goes it reports Synced
 // True again and r runs. The controller must reconcile on annotation changes
-// (resource.DesiredStateChanged) for the resume to be seen.
-func UnlessPaused(kube client.Client, newObject func() Object, record event.Recorder, r reconcile.Reconciler) reconcile.Reconciler {
+// (PauseChanged, or any update) for the resume to be seen.
+func UnlessPaused(kube client.Client, newObject func() Object, record xpevent.Recorder, r reconcile.Reconciler) reconcile.Reconciler {
 	return reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 		o := newObject()
 		if err := kube.Get(ctx, req.NamespacedName, o); err != nil {
@@ -59,7 +61,7 @@ func UnlessPaused(kube client.Client, newObject func() Object, record event.Reco
 			return reconcile.Result{}, nil
 		case paused:
 			o.SetConditions(xpv2.ReconcilePaused())
-			record.Event(o, event.Normal(reasonPaused, "Reconciliation is paused by the "+meta.AnnotationKeyReconciliationPaused+" annotation"))
+			record.Event(o, xpevent.Normal(reasonPaused, "Reconciliation is paused by the "+meta.AnnotationKeyReconciliationPaused+" annotation"))
 			return reconcile.Result{}, errors.Wrap(kube.Status().Update(ctx, o), "cannot report the pause")
 		case synced.Status == corev1.ConditionFalse && synced.Reason == xpv2.ReasonReconcilePaused:
 			// Resumed: the next reconcile reads the object as written here.
@@ -68,4 +70,17 @@ func UnlessPaused(kube client.Client, newObject func() Object, record event.Reco
 		}
 		return r.Reconcile(ctx, req)
 	})
+}
+
+// PauseChanged passes the updates that add or remove the pause, for
+// controllers that otherwise watch only spec changes.
+func PauseChanged() predicate.Predicate {
+	return predicate.Funcs{
+		CreateFunc:  func(event.CreateEvent) bool { return false },
+		DeleteFunc:  func(event.DeleteEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			return e.ObjectOld != nil && e.ObjectNew != nil && meta.IsPaused(e.ObjectOld) != meta.IsPaused(e.ObjectNew)
+		},
+	}
 }
