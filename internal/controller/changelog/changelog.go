@@ -24,6 +24,7 @@ package changelog
 
 import (
 	"context"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -31,6 +32,7 @@ import (
 	changelogs "github.com/crossplane/crossplane-runtime/v2/apis/changelogs/proto/v1alpha1"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 )
@@ -42,6 +44,34 @@ const (
 	// DetailOwner is the namespace/name of the object it made it for.
 	DetailOwner = "owner"
 )
+
+// DetailFields is the additional detail of an update entry naming the
+// fields it changed (comma separated), never their values.
+const DetailFields = "fields"
+
+// Fields is the additional details of an update that changed fields; nil
+// when none.
+func Fields(fields []string) managed.AdditionalDetails {
+	if len(fields) == 0 {
+		return nil
+	}
+	return managed.AdditionalDetails{DetailFields: strings.Join(fields, ",")}
+}
+
+// DetailExternalName is the additional detail of a create entry naming the
+// external name the creation picked: the entry carries the resource as it
+// was before, when a VMID was not picked yet.
+const DetailExternalName = "externalName"
+
+// Created is the additional details of a creation that gave mg its
+// external name; nil when it has none yet.
+func Created(mg resource.Managed) managed.AdditionalDetails {
+	name := meta.GetExternalName(mg)
+	if name == "" {
+		return nil
+	}
+	return managed.AdditionalDetails{DetailExternalName: name}
+}
 
 // Operations, as crossplane-runtime's entries name them.
 const (
