@@ -182,4 +182,3 @@ func mapString(m map[string]string) string {
 	slices.Sort(keys)
 	return strings.Join(keys, ",")
 }
-
