@@ -64,9 +64,12 @@ func UnlessPaused(kube client.Client, newObject func() Object, record xpevent.Re
 			record.Event(o, xpevent.Normal(reasonPaused, "Reconciliation is paused by the "+meta.AnnotationKeyReconciliationPaused+" annotation"))
 			return reconcile.Result{}, errors.Wrap(kube.Status().Update(ctx, o), "cannot report the pause")
 		case synced.Status == corev1.ConditionFalse && synced.Reason == xpv2.ReasonReconcilePaused:
-			// Resumed: the next reconcile reads the object as written here.
+			// Resumed. r reads the object again; should its cache not hold
+			// this write yet, its own write conflicts and is retried.
 			o.SetConditions(xpv2.ReconcileSuccess())
-			return reconcile.Result{Requeue: true}, errors.Wrap(kube.Status().Update(ctx, o), "cannot report the resume")
+			if err := kube.Status().Update(ctx, o); err != nil {
+				return reconcile.Result{}, errors.Wrap(err, "cannot report the resume")
+			}
 		}
 		return r.Reconcile(ctx, req)
 	})
