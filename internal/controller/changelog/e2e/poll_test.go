@@ -23,6 +23,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
@@ -36,8 +37,8 @@ import (
 // about every 5s although the provider polls every 20s: the next checks
 // proxmox_next_check_seconds records for VirtualMachines fall between the
 // 3s of a resource with work under way and the 18s to 22s of the provider's
-// interval with 10% jitter, and drift made in Proxmox VE is corrected
-// within seconds.
+// interval with 10% jitter, its status.nextCheckTime is seconds ahead, and
+// drift made in Proxmox VE is corrected within seconds.
 func TestPollIntervalAnnotation(t *testing.T) {
 	hs := require(t)
 	ns := hs.Namespace(t, "poll-")
@@ -57,6 +58,14 @@ func TestPollIntervalAnnotation(t *testing.T) {
 	time.Sleep(16 * time.Second)
 	if n := checksBetween(t, v1alpha1.VirtualMachineKind, 3, 10) - before; n < 2 {
 		t.Errorf("%d VirtualMachine checks scheduled 3s to 10s ahead over 16s, want at least 2 (every 5s)", n)
+	}
+
+	// status.nextCheckTime (kubectl get -o wide: NEXT-CHECK) says so.
+	if err := hs.Kube.Get(context.Background(), client.ObjectKeyFromObject(vm), vm); err != nil {
+		t.Fatal(err)
+	}
+	if next := vm.Status.NextCheckTime; next == nil || time.Until(next.Time) > 6*time.Second {
+		t.Errorf("status.nextCheckTime %v, want within 6s of now (%s)", next, time.Now().Format(time.RFC3339))
 	}
 
 	vmid := providertest.VMIDOf(t, vm)
