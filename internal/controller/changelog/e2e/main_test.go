@@ -152,6 +152,19 @@ func (s *changeLogService) of(kind, ns, name string) []*changelogs.ChangeLogEntr
 	return out
 }
 
+// in returns the entries about objects in namespace ns.
+func (s *changeLogService) in(ns string) []*changelogs.ChangeLogEntry {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []*changelogs.ChangeLogEntry
+	for _, e := range s.entries {
+		if namespaceOf(e) == ns {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 // all returns every entry as the sidecar would print it (protojson).
 func (s *changeLogService) all(t *testing.T) []string {
 	t.Helper()

@@ -18,6 +18,8 @@ package e2e
 
 import (
 	"context"
+	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -35,6 +37,7 @@ import (
 	"github.com/kubemox/provider-proxmox/internal/controller/changelog"
 	"github.com/kubemox/provider-proxmox/internal/controller/virtualmachineset"
 	"github.com/kubemox/provider-proxmox/internal/provider/providertest"
+	"github.com/kubemox/provider-proxmox/internal/pvesim"
 )
 
 // paused is the annotation that pauses a resource.
@@ -152,19 +155,41 @@ func TestPausedSnapshotPolicy(t *testing.T) {
 	})
 }
 
-// A paused GuestImport does not run; resumed, it runs.
+// A paused GuestImport does not run; resumed, it runs, and the resource it
+// creates for the guest it finds is in the change log as the import's.
 func TestPausedGuestImport(t *testing.T) {
 	hs := require(t)
 	ns := hs.Namespace(t, "pause-import-")
-	gi := &v1alpha1.GuestImport{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "nothing", Annotations: paused},
+	ctx := context.Background()
+	vmid := providertest.FreeVMID(t, hs.Sim, 3000)
+	if err := hs.Sim.AddGuest(pvesim.GuestSeed{VMID: vmid, Node: node, Pool: ns,
+		Config: map[string]string{"name": "found", "cores": "1", "memory": "1024"}}); err != nil {
+		t.Fatal(err)
+	}
+	gi := &v1alpha1.GuestImport{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "found", Annotations: paused},
 		Spec: v1alpha1.GuestImportSpec{
 			ConnectionRef: &v1alpha1.ConnectionReference{Name: connName},
 			Selector:      v1alpha1.GuestSelector{Pools: []string{ns}, Types: []v1alpha1.ImportGuestType{v1alpha1.ImportGuestQEMU}},
 		}}
-	if err := hs.Kube.Create(context.Background(), gi); err != nil {
+	if err := hs.Kube.Create(ctx, gi); err != nil {
 		t.Fatal(err)
 	}
-	staysPaused(t, hs, gi, func() bool { return gi.Status.LastRun == nil })
+	imported := func() int {
+		l := &v1alpha1.VirtualMachineList{}
+		if err := hs.Kube.List(ctx, l, client.InNamespace(ns)); err != nil {
+			t.Fatal(err)
+		}
+		return len(l.Items)
+	}
+	staysPaused(t, hs, gi, func() bool { return gi.Status.LastRun == nil && imported() == 0 })
 	resume(t, hs, gi)
-	hs.WaitFor(t, gi, "run", wait, func() bool { return gi.Status.LastRun != nil })
+	hs.WaitFor(t, gi, "run", wait, func() bool { return gi.Status.LastRun != nil && imported() == 1 })
+	providertest.Eventually(t, wait, 250*time.Millisecond, func() bool {
+		return slices.ContainsFunc(service.in(ns), func(e *changelogs.ChangeLogEntry) bool {
+			d := e.GetAdditionalDetails()
+			return e.GetKind() == v1alpha1.VirtualMachineKind && e.GetOperation() == create &&
+				d[changelog.DetailReconciler] == v1alpha1.GuestImportKind && d[changelog.DetailOwner] == ns+"/found" &&
+				e.GetExternalName() == strconv.Itoa(vmid)
+		})
+	}, func() string { return "no create entry of the import's VirtualMachine in " + ns + ": " + opsString(service.in(ns)) })
 }
