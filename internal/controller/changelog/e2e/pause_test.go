@@ -191,5 +191,7 @@ func TestPausedGuestImport(t *testing.T) {
 				d[changelog.DetailReconciler] == v1alpha1.GuestImportKind && d[changelog.DetailOwner] == ns+"/found" &&
 				e.GetExternalName() == strconv.Itoa(vmid)
 		})
-	}, func() string { return "no create entry of the import's VirtualMachine in " + ns + ": " + opsString(service.in(ns)) })
+	}, func() string {
+		return "no create entry of the import's VirtualMachine in " + ns + ": " + opsString(service.in(ns))
+	})
 }
