@@ -69,10 +69,17 @@ func TestRecord(t *testing.T) {
 	}
 }
 
-// With change logs off nothing is sent and nothing fails.
+// With change logs off the recorder is the zero one, which sends nothing.
 func TestRecordOff(t *testing.T) {
-	r := NewRecorder(controller.Options{}, v1alpha1.GuestImportKind)
-	r.Record(context.Background(), &v1alpha1.VirtualMachine{}, v1alpha1.VirtualMachineGroupVersionKind, Delete, nil, &v1alpha1.GuestImport{})
+	for name, o := range map[string]controller.Options{
+		"NoOptions": {},
+		"NoLogger":  {ChangeLogOptions: &controller.ChangeLogOptions{}},
+	} {
+		if r := NewRecorder(o, v1alpha1.GuestImportKind); r != (Recorder{}) {
+			t.Errorf("%s: NewRecorder = %+v, want the zero Recorder", name, r)
+		}
+	}
+	Recorder{}.Record(context.Background(), &v1alpha1.VirtualMachine{}, v1alpha1.VirtualMachineGroupVersionKind, Delete, nil, &v1alpha1.GuestImport{})
 }
 
 // Details name fields and external names, and are left out when there is
