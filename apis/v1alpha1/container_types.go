@@ -352,6 +352,7 @@ type ContainerSource struct {
 type ContainerStatus struct {
 	// Conditions (Ready, Synced) and the observed generation.
 	xpv2.ManagedResourceStatus `json:",inline"`
+	PollStatus                 `json:",inline"`
 
 	// Status is kubemox's observed view of the container (its field names
 	// are those of VirtualMachine's).
@@ -404,6 +405,7 @@ type ContainerStatus struct {
 // +kubebuilder:printcolumn:name="DESIRED",type="string",JSONPath=".spec.powerState"
 // +kubebuilder:printcolumn:name="IP",type="string",JSONPath=".status.status.IPAddress"
 // +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
+// +kubebuilder:printcolumn:name="NEXT-CHECK",type="string",JSONPath=".status.nextCheckTime",priority=1
 // +crossplane:generate:methods=false
 
 // A Container is a Proxmox VE LXC container, cloned from a container

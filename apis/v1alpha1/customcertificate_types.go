@@ -136,6 +136,7 @@ func (s *CustomCertificateSpec) RestartsProxy() bool {
 // CustomCertificateStatus is the observed state of a CustomCertificate.
 type CustomCertificateStatus struct {
 	xpv2.ManagedResourceStatus `json:",inline"`
+	PollStatus                 `json:",inline"`
 	// Fingerprint (SHA-256) of the custom certificate the node has.
 	// +optional
 	Fingerprint string `json:"fingerprint,omitempty"`
@@ -163,6 +164,7 @@ type CustomCertificateStatus struct {
 // +kubebuilder:printcolumn:name="NODE",type="string",JSONPath=".metadata.annotations.crossplane\\.io/external-name"
 // +kubebuilder:printcolumn:name="EXPIRES",type="string",JSONPath=".status.notAfter",description="When the certificate expires (RFC 3339). A string column: kubectl prints a date column as the age, <invalid> for a time still to come"
 // +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
+// +kubebuilder:printcolumn:name="NEXT-CHECK",type="string",JSONPath=".status.nextCheckTime",priority=1
 
 // A CustomCertificate is the TLS certificate a Proxmox VE node's pveproxy
 // serves (POST /nodes/{node}/certificates/custom). Its external name is the

@@ -131,6 +131,7 @@ type DownloadSource struct {
 type StorageDownloadURLStatus struct {
 	// Conditions (Ready, Synced) and the observed generation.
 	xpv2.ManagedResourceStatus `json:",inline"`
+	PollStatus                 `json:",inline"`
 
 	// VolID is the Proxmox VE volume id of the file
 	// (storage:content/filename).
@@ -182,6 +183,7 @@ type StorageDownloadURLStatus struct {
 // +kubebuilder:printcolumn:name="READY",type="string",JSONPath=".status.conditions[?(@.type=='Ready')].status"
 // +kubebuilder:printcolumn:name="SYNCED",type="string",JSONPath=".status.conditions[?(@.type=='Synced')].status"
 // +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
+// +kubebuilder:printcolumn:name="NEXT-CHECK",type="string",JSONPath=".status.nextCheckTime",priority=1
 // +crossplane:generate:methods=false
 
 // A StorageDownloadURL is a file Proxmox VE downloads from a URL into a

@@ -572,6 +572,7 @@ type CloudInitPasswordApplied struct {
 type VirtualMachineStatus struct {
 	// Conditions (Ready, Synced) and the observed generation.
 	xpv2.ManagedResourceStatus `json:",inline"`
+	PollStatus                 `json:",inline"`
 
 	// Status is kubemox's observed view of the VM.
 	// +optional
@@ -622,6 +623,7 @@ type VirtualMachineStatus struct {
 // +kubebuilder:printcolumn:name="DESIRED",type="string",JSONPath=".spec.powerState"
 // +kubebuilder:printcolumn:name="IP",type="string",JSONPath=".status.status.IPAddress"
 // +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
+// +kubebuilder:printcolumn:name="NEXT-CHECK",type="string",JSONPath=".status.nextCheckTime",priority=1
 // +crossplane:generate:methods=false
 
 // A VirtualMachine is a Proxmox VE QEMU virtual machine, cloned from a

@@ -123,6 +123,7 @@ type SnapshotRollback struct {
 type VirtualMachineSnapshotStatus struct {
 	// Conditions (Ready, Synced) and the observed generation.
 	xpv2.ManagedResourceStatus `json:",inline"`
+	PollStatus                 `json:",inline"`
 
 	// Status is kubemox's summary: Created (as kubemox's controller writes
 	// it) or Failed.
@@ -180,6 +181,7 @@ type VirtualMachineSnapshotStatus struct {
 // +kubebuilder:printcolumn:name="PARENT",type="string",JSONPath=".status.parent"
 // +kubebuilder:printcolumn:name="ROLLBACK",type="string",JSONPath=".status.rollback.token",priority=1
 // +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
+// +kubebuilder:printcolumn:name="NEXT-CHECK",type="string",JSONPath=".status.nextCheckTime",priority=1
 // +crossplane:generate:methods=false
 
 // A VirtualMachineSnapshot is a Proxmox VE snapshot of a QEMU guest. Its

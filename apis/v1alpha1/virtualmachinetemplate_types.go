@@ -130,6 +130,7 @@ const (
 type VirtualMachineTemplateStatus struct {
 	// Conditions (Ready, Synced) and the observed generation.
 	xpv2.ManagedResourceStatus `json:",inline"`
+	PollStatus                 `json:",inline"`
 
 	// Status is kubemox's one-word state: the build step under way, or
 	// Ready.
@@ -182,6 +183,7 @@ type VirtualMachineTemplateStatus struct {
 // +kubebuilder:printcolumn:name="IMAGE",type="string",JSONPath=".spec.imageConfig.filename"
 // +kubebuilder:printcolumn:name="STEP",type="string",JSONPath=".status.step"
 // +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
+// +kubebuilder:printcolumn:name="NEXT-CHECK",type="string",JSONPath=".status.nextCheckTime",priority=1
 // +crossplane:generate:methods=false
 
 // A VirtualMachineTemplate is a Proxmox VE template VM built from a cloud

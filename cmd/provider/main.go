@@ -50,6 +50,9 @@ type flags struct {
 	metricsBindAddress       string
 	healthProbeBindAddress   string
 	clusterID                string
+	enableChangeLogs         bool
+	changeLogsSocketPath     string
+	pollJitterPercentage     uint
 }
 
 func parseFlags(args []string) (flags, error) {
@@ -59,6 +62,7 @@ func parseFlags(args []string) (flags, error) {
 	app.Flag("debug", "Run with debug logging.").Short('d').BoolVar(&f.debug)
 	app.Flag("sync", "How often all resources are listed again from the API server.").Short('s').Default("1h").DurationVar(&f.syncPeriod)
 	app.Flag("poll", "How often each resource is checked for drift, and each connection's credentials verified.").Default("1m").DurationVar(&f.pollInterval)
+	app.Flag("poll-jitter-percentage", "Percentage of its poll interval by which each resource's next check moves either way, so checks spread out; 0 to 99.").Default("10").UintVar(&f.pollJitterPercentage)
 	app.Flag("max-reconcile-rate", "The global maximum rate per second at which resources may be checked for drift.").Default("10").IntVar(&f.maxReconcileRate)
 	app.Flag("leader-election", "Use leader election for the controller manager.").Short('l').Default("false").Envar("LEADER_ELECTION").BoolVar(&f.leaderElection)
 	app.Flag("leader-election-namespace", "Namespace of the leader election Lease; needed outside a cluster.").StringVar(&f.leaderElectionNamespace)
@@ -69,8 +73,19 @@ func parseFlags(args []string) (flags, error) {
 	app.Flag("metrics-bind-address", "Address the Prometheus metrics endpoint binds to; 0 disables it.").Default(":8080").StringVar(&f.metricsBindAddress)
 	app.Flag("health-probe-bind-address", "Address the health probe endpoints bind to.").Default(":8081").StringVar(&f.healthProbeBindAddress)
 	app.Flag("cluster-id", "Identity of this management cluster in the markers of the guests it creates; default: the UID of the kube-system namespace when the provider may read it.").StringVar(&f.clusterID)
+	app.Flag("enable-changelogs", "Send an entry for every change made to a resource to the change logs service (Crossplane's changelogs sidecar).").Default("false").Envar("ENABLE_CHANGELOGS").BoolVar(&f.enableChangeLogs)
+	app.Flag("changelogs-socket-path", "Unix socket of the change logs service.").Default("/var/run/changelogs/changelogs.sock").Envar("CHANGELOGS_SOCKET_PATH").StringVar(&f.changeLogsSocketPath)
 	_, err := app.Parse(args)
 	return f, err
+}
+
+// changeLogsSocket is the change logs socket, empty when change logs are
+// off.
+func (f flags) changeLogsSocket() string {
+	if !f.enableChangeLogs {
+		return ""
+	}
+	return f.changeLogsSocketPath
 }
 
 func main() {
@@ -129,11 +144,13 @@ func run(args []string) error {
 		MetricsBindAddress:       f.metricsBindAddress,
 		HealthProbeBindAddress:   f.healthProbeBindAddress,
 		ClusterID:                f.clusterID,
+		ChangeLogsSocketPath:     f.changeLogsSocket(),
+		PollJitterPercentage:     f.pollJitterPercentage,
 	})
 	if err != nil {
 		return err
 	}
 	zl.Info("Starting provider-proxmox", "version", version.Version, "sync", f.syncPeriod, "poll", f.pollInterval,
-		"max-reconcile-rate", f.maxReconcileRate, "management-policies", f.enableManagementPolicies, "gogc", gcPercent)
+		"poll-jitter-percentage", f.pollJitterPercentage, "changelogs", f.enableChangeLogs, "max-reconcile-rate", f.maxReconcileRate, "management-policies", f.enableManagementPolicies, "gogc", gcPercent)
 	return p.Start(ctx)
 }

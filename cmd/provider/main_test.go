@@ -32,6 +32,7 @@ func TestFlagDefaults(t *testing.T) {
 		syncPeriod: time.Hour, pollInterval: time.Minute, maxReconcileRate: 10,
 		leaseDuration: time.Minute, renewDeadline: 50 * time.Second, retryPeriod: 2 * time.Second,
 		enableManagementPolicies: true, metricsBindAddress: ":8080", healthProbeBindAddress: ":8081",
+		changeLogsSocketPath: "/var/run/changelogs/changelogs.sock", pollJitterPercentage: 10,
 	}
 	if f != want {
 		t.Errorf("defaults = %+v, want %+v", f, want)
@@ -41,7 +42,8 @@ func TestFlagDefaults(t *testing.T) {
 func TestFlags(t *testing.T) {
 	f, err := parseFlags([]string{"--debug", "--poll=30s", "--sync=5m", "--max-reconcile-rate=3",
 		"--leader-election", "--leader-election-lease-duration=15s", "--leader-election-renew-deadline=10s",
-		"--leader-election-retry-period=1s", "--no-enable-management-policies", "--metrics-bind-address=0", "--health-probe-bind-address=:9000"})
+		"--leader-election-retry-period=1s", "--no-enable-management-policies", "--metrics-bind-address=0", "--health-probe-bind-address=:9000",
+		"--enable-changelogs", "--changelogs-socket-path=/tmp/cl.sock", "--poll-jitter-percentage=25"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,9 +51,22 @@ func TestFlags(t *testing.T) {
 		debug: true, syncPeriod: 5 * time.Minute, pollInterval: 30 * time.Second, maxReconcileRate: 3,
 		leaderElection: true, leaseDuration: 15 * time.Second, renewDeadline: 10 * time.Second, retryPeriod: time.Second,
 		metricsBindAddress: "0", healthProbeBindAddress: ":9000",
+		enableChangeLogs: true, changeLogsSocketPath: "/tmp/cl.sock", pollJitterPercentage: 25,
 	}
 	if f != want {
 		t.Errorf("flags = %+v, want %+v", f, want)
+	}
+}
+
+// Change logs are sent only when enabled, to the socket named.
+func TestChangeLogsSocket(t *testing.T) {
+	off := flags{changeLogsSocketPath: "/var/run/changelogs/changelogs.sock"}
+	if got := off.changeLogsSocket(); got != "" {
+		t.Errorf("disabled: changeLogsSocket() = %q, want none", got)
+	}
+	on := flags{enableChangeLogs: true, changeLogsSocketPath: "/tmp/cl.sock"}
+	if got := on.changeLogsSocket(); got != "/tmp/cl.sock" {
+		t.Errorf("enabled: changeLogsSocket() = %q, want /tmp/cl.sock", got)
 	}
 }
 

@@ -32,6 +32,7 @@ import (
 	"github.com/kubemox/provider-proxmox/internal/controller/gated"
 	"github.com/kubemox/provider-proxmox/internal/controller/guest"
 	"github.com/kubemox/provider-proxmox/internal/controller/guestimport"
+	"github.com/kubemox/provider-proxmox/internal/controller/polling"
 	"github.com/kubemox/provider-proxmox/internal/controller/secrets"
 	"github.com/kubemox/provider-proxmox/internal/controller/snapshotpolicy"
 	"github.com/kubemox/provider-proxmox/internal/controller/storagedownloadurl"
@@ -52,8 +53,9 @@ import (
 //
 // They also share one watch of Secret metadata (see secrets.Watch), which
 // runs from the start, CRDs or not, and cluster, this management cluster's
-// identity in the markers of the guests they create (guest.ClusterIdentity).
-func SetupGated(mgr ctrl.Manager, o controller.Options, clients *pve.Cache, setups *gated.Setups, cluster string) error {
+// identity in the markers of the guests they create (guest.ClusterIdentity),
+// and poll, how the checks of settled managed resources are spaced.
+func SetupGated(mgr ctrl.Manager, o controller.Options, clients *pve.Cache, setups *gated.Setups, cluster string, poll polling.Policy) error {
 	lw, err := secrets.MetadataListWatch(mgr.GetConfig())
 	if err != nil {
 		return err
@@ -62,14 +64,14 @@ func SetupGated(mgr ctrl.Manager, o controller.Options, clients *pve.Cache, setu
 	if err := mgr.Add(secretWatch); err != nil {
 		return errors.Wrap(err, "cannot add the Secret watch to the manager")
 	}
-	shared := guest.Shared{VMIDs: pve.NewVMIDAllocator(0), Cluster: cluster}
+	shared := guest.Shared{VMIDs: pve.NewVMIDAllocator(0), Cluster: cluster, Polling: poll}
 	// The connection controller counts ProviderConfigUsages as well as
 	// watching connections.
 	setups.Register(v1alpha1.ProxmoxConnectionKind, func() error { return connection.Setup(mgr, o, clients, secretWatch) },
 		v1alpha1.ProxmoxConnectionGroupVersionKind, v1alpha1.ProviderConfigUsageGroupVersionKind)
 	setups.Register(v1alpha1.VirtualMachineKind, func() error { return virtualmachine.Setup(mgr, o, clients, shared, secretWatch) },
 		v1alpha1.VirtualMachineGroupVersionKind)
-	setups.Register(v1alpha1.CustomCertificateKind, func() error { return customcertificate.Setup(mgr, o, clients, secretWatch) },
+	setups.Register(v1alpha1.CustomCertificateKind, func() error { return customcertificate.Setup(mgr, o, clients, secretWatch, poll) },
 		v1alpha1.CustomCertificateGroupVersionKind)
 	setups.Register(v1alpha1.VirtualMachineSetKind, func() error { return virtualmachineset.Setup(mgr, o) },
 		v1alpha1.VirtualMachineSetGroupVersionKind, v1alpha1.VirtualMachineGroupVersionKind)
@@ -79,12 +81,12 @@ func SetupGated(mgr ctrl.Manager, o controller.Options, clients *pve.Cache, setu
 	setups.Register(v1alpha1.ContainerKind, func() error { return container.Setup(mgr, o, clients, shared, secretWatch) },
 		v1alpha1.ContainerGroupVersionKind)
 	// A snapshot reads the VirtualMachine it names.
-	setups.Register(v1alpha1.VirtualMachineSnapshotKind, func() error { return virtualmachinesnapshot.Setup(mgr, o, clients) },
+	setups.Register(v1alpha1.VirtualMachineSnapshotKind, func() error { return virtualmachinesnapshot.Setup(mgr, o, clients, poll) },
 		v1alpha1.VirtualMachineSnapshotGroupVersionKind, v1alpha1.VirtualMachineGroupVersionKind)
 	// A policy lists VirtualMachines and makes VirtualMachineSnapshots.
 	setups.Register(v1alpha1.VirtualMachineSnapshotPolicyKind, func() error { return snapshotpolicy.Setup(mgr, o) },
 		v1alpha1.VirtualMachineSnapshotPolicyGroupVersionKind, v1alpha1.VirtualMachineSnapshotGroupVersionKind, v1alpha1.VirtualMachineGroupVersionKind)
-	setups.Register(v1alpha1.StorageDownloadURLKind, func() error { return storagedownloadurl.Setup(mgr, o, clients) },
+	setups.Register(v1alpha1.StorageDownloadURLKind, func() error { return storagedownloadurl.Setup(mgr, o, clients, poll) },
 		v1alpha1.StorageDownloadURLGroupVersionKind)
 	// A template owns the StorageDownloadURL of its image.
 	setups.Register(v1alpha1.VirtualMachineTemplateKind, func() error { return virtualmachinetemplate.Setup(mgr, o, clients, shared) },

@@ -111,6 +111,14 @@ type Options struct {
 	// guests it creates; empty: the kube-system namespace's UID, when the
 	// provider may read it (guest.ClusterIdentity).
 	ClusterID string
+
+	// ChangeLogsSocketPath is the unix socket of the change-log service
+	// (Crossplane's changelogs sidecar) every create, update and delete is
+	// sent to; empty: change logs are off.
+	ChangeLogsSocketPath string
+	// PollJitterPercentage moves each settled resource's next check by up
+	// to this share of its poll interval, either way (0 to 99).
+	PollJitterPercentage uint
 }
 
 func (o *Options) defaults() {
@@ -191,6 +199,9 @@ func New(ctx context.Context, cfg *rest.Config, o Options) (*Provider, error) {
 	if err != nil {
 		return nil, err
 	}
+	if co.ChangeLogOptions, err = changeLogOptions(mgr, o); err != nil {
+		return nil, err
+	}
 	gate := &xpgate.Gate[schema.GroupVersionKind]{}
 	co.Gate = gate
 	if err := customresourcesgate.Setup(mgr, co); err != nil {
@@ -204,12 +215,16 @@ func New(ctx context.Context, cfg *rest.Config, o Options) (*Provider, error) {
 	if err != nil {
 		return nil, errors.Wrap(err, errRegisterProxmox)
 	}
+	poll, err := pollPolicy(o)
+	if err != nil {
+		return nil, err
+	}
 	clients := pve.NewCache(pve.WithMetrics(pm), pve.WithFence(fence))
 	cluster, err := clusterIdentity(ctx, mgr, o)
 	if err != nil {
 		return nil, err
 	}
-	if err := pxcontroller.SetupGated(mgr, co, clients, setups, cluster); err != nil {
+	if err := pxcontroller.SetupGated(mgr, co, clients, setups, cluster, poll); err != nil {
 		return nil, err
 	}
 	return &Provider{Manager: mgr, Clients: clients, Controllers: setups}, nil

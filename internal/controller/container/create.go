@@ -27,6 +27,7 @@ import (
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
+	"github.com/kubemox/provider-proxmox/internal/controller/changelog"
 	"github.com/kubemox/provider-proxmox/internal/controller/guest"
 )
 
@@ -53,7 +54,7 @@ func (e *external) Create(ctx context.Context, cr *v1alpha1.Container) (managed.
 	if err == nil {
 		meta.AddAnnotations(cr, map[string]string{annotationSource: sourceAnnotation(cr.Spec.Source())})
 	}
-	return managed.ExternalCreation{}, err
+	return managed.ExternalCreation{AdditionalDetails: changelog.Created(cr)}, err
 }
 
 // startCreate clones the template or creates from the archive at vmid.

@@ -44,6 +44,7 @@ func Setup(mgr ctrl.Manager, o controller.Options, clients *pve.Cache, shared gu
 	// No initializer: an empty external name means "no VMID picked yet".
 	return guest.SetupManaged(mgr, o, clients, recorder, guest.ManagedKind[*v1alpha1.Container]{
 		GVK: v1alpha1.ContainerGroupVersionKind, Object: &v1alpha1.Container{}, List: &v1alpha1.ContainerList{},
+		Polling:   shared.Polling,
 		Connector: c, PollSoon: pollSoon,
 	})
 }

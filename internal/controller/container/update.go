@@ -27,6 +27,7 @@ import (
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
+	"github.com/kubemox/provider-proxmox/internal/controller/changelog"
 	"github.com/kubemox/provider-proxmox/internal/controller/guest"
 )
 
@@ -52,7 +53,8 @@ func (e *external) Update(ctx context.Context, cr *v1alpha1.Container) (managed.
 	}
 	changed, err := e.applyConfig(ctx, cr, o)
 	if err != nil || changed {
-		return managed.ExternalUpdate{}, err
+		// The change log names the fields written, never their values.
+		return managed.ExternalUpdate{AdditionalDetails: changelog.Fields(o.plan.Fields)}, err
 	}
 	p := guest.Power{Client: e.cl, Record: e.Record, Noun: "container", RebootTimeout: rebootTimeout, ShutdownTimeout: o.want.ShutdownTimeout}
 	need := guest.PowerNeeds{Start: o.Need.Start, Stop: o.Need.Stop, Reboot: o.Need.Reboot}

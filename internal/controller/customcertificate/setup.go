@@ -32,6 +32,7 @@ import (
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 	"github.com/kubemox/provider-proxmox/internal/controller/guest"
+	"github.com/kubemox/provider-proxmox/internal/controller/polling"
 	"github.com/kubemox/provider-proxmox/internal/controller/secrets"
 )
 
@@ -40,7 +41,7 @@ import (
 // controller shares: values never enter the provider's memory unasked)
 // reconciles that resource at once, so a renewed certificate is uploaded at
 // once.
-func Setup(mgr ctrl.Manager, o controller.Options, clients *pve.Cache, secretWatch *secrets.Watch) error {
+func Setup(mgr ctrl.Manager, o controller.Options, clients *pve.Cache, secretWatch *secrets.Watch, poll polling.Policy) error {
 	recorder := guest.Recorder(mgr, o, guest.ControllerName(v1alpha1.CustomCertificateGroupVersionKind))
 	c := &connector{
 		kube: mgr.GetClient(), fresh: mgr.GetAPIReader(), clients: clients, record: recorder,
@@ -48,6 +49,7 @@ func Setup(mgr ctrl.Manager, o controller.Options, clients *pve.Cache, secretWat
 	}
 	return guest.SetupManaged(mgr, o, clients, recorder, guest.ManagedKind[*v1alpha1.CustomCertificate]{
 		GVK:       v1alpha1.CustomCertificateGroupVersionKind,
+		Polling:   poll,
 		Object:    &v1alpha1.CustomCertificate{},
 		List:      &v1alpha1.CustomCertificateList{},
 		Connector: c,

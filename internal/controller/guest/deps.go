@@ -29,6 +29,7 @@ import (
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
+	"github.com/kubemox/provider-proxmox/internal/controller/polling"
 )
 
 // Deps is what the connector of every guest kind holds across reconciles;
@@ -62,6 +63,8 @@ type Shared struct {
 	// Cluster identifies this management cluster in markers (see
 	// ClusterIdentity).
 	Cluster string
+	// Polling spaces the checks of settled resources.
+	Polling polling.Policy
 }
 
 // NewDeps returns the Deps of the controller of kind in mgr, recording

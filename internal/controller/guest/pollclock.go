@@ -21,11 +21,15 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+
+	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
+	"github.com/kubemox/provider-proxmox/internal/controller/polling"
 )
 
 const (
@@ -104,14 +108,29 @@ func IsReady(mg resource.Conditioned) bool {
 	return mg.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue
 }
 
-// PollInterval returns a poll-interval hook (managed.WithPollIntervalHook)
-// that observes a resource again within NotReadyPoll while it is not Ready
-// or soon says so (work under way), and after the poll interval otherwise.
-func PollInterval(soon func(mg resource.Managed) bool) func(mg resource.Managed, poll time.Duration) time.Duration {
+// PollInterval returns the poll-interval hook (managed.WithPollIntervalHook)
+// of kind: it observes a resource again within NotReadyPoll while it is not
+// Ready or soon says so (work under way), and otherwise after poll (the
+// provider's interval, or the resource's crossplane.io/poll-interval) with
+// p's jitter; p records each delay.
+func PollInterval(kind string, soon func(mg resource.Managed) bool, p polling.Policy) func(mg resource.Managed, poll time.Duration) time.Duration {
 	return func(mg resource.Managed, poll time.Duration) time.Duration {
+		var d time.Duration
 		if !IsReady(mg) || soon(mg) {
-			return NotReadyPoll
+			d = p.Busy(kind, NotReadyPoll)
+		} else {
+			d = p.Settled(kind, poll)
 		}
-		return poll
+		showNextCheck(mg, time.Now().Add(d))
+		return d
+	}
+}
+
+// showNextCheck writes when mg is checked next into its status, which the
+// reconciler is about to write (status.nextCheckTime, kubectl get -o wide).
+// Whole seconds: a finer time tells a reader nothing more.
+func showNextCheck(mg resource.Managed, at time.Time) {
+	if s, ok := mg.(interface{ GetPollStatus() *v1alpha1.PollStatus }); ok {
+		s.GetPollStatus().SetNextCheckTime(metav1.NewTime(at.Truncate(time.Second)))
 	}
 }

@@ -33,6 +33,7 @@ import (
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 	"github.com/kubemox/provider-proxmox/internal/controller/dependents"
 	"github.com/kubemox/provider-proxmox/internal/controller/mrstate"
+	"github.com/kubemox/provider-proxmox/internal/controller/polling"
 	"github.com/kubemox/provider-proxmox/internal/controller/ratelimit"
 )
 
@@ -51,6 +52,9 @@ type ManagedKind[T resource.Managed] struct {
 	// PollSoon reports whether a Ready resource is to be observed again
 	// within seconds (a task of ours runs); nil: never.
 	PollSoon func(mg resource.Managed) bool
+	// Polling spaces the checks of settled resources (jitter) and records
+	// when each is due.
+	Polling polling.Policy
 	// Watch, when set, adds sources that reconcile resources of the kind
 	// (the Secrets they read, say).
 	Watch func(b *builder.Builder) *builder.Builder
@@ -83,7 +87,8 @@ func PollIntervalOf(o controller.Options) time.Duration {
 // client was replaced are re-observed at once, those of a connection that is
 // down wait for it once they report it, those of a slow connection wait for
 // a turn rather than take every worker (both dependents.Gate), and the
-// kind's state metrics are published.
+// kind's state metrics are published. Settled resources are polled with the
+// kind's jitter, and changes are sent to the change log when o has one.
 func SetupManaged[T resource.Managed](mgr ctrl.Manager, o controller.Options, clients *pve.Cache, recorder event.Recorder, k ManagedKind[T]) error {
 	name := ControllerName(k.GVK)
 	opts := []managed.ReconcilerOption{
@@ -91,13 +96,16 @@ func SetupManaged[T resource.Managed](mgr ctrl.Manager, o controller.Options, cl
 		managed.WithInitializers(k.Initializers...),
 		managed.WithDeterministicExternalName(true),
 		managed.WithCreationGracePeriod(0),
-		managed.WithPollIntervalHook(PollInterval(pollSoonOrNever(k.PollSoon))),
+		managed.WithPollIntervalHook(PollInterval(k.GVK.Kind, pollSoonOrNever(k.PollSoon), k.Polling)),
 		managed.WithLogger(o.Logger.WithValues("controller", name)),
 		managed.WithPollInterval(PollIntervalOf(o)),
 		managed.WithRecorder(recorder),
 	}
 	if o.Features != nil && o.Features.Enabled(feature.EnableBetaManagementPolicies) {
 		opts = append(opts, managed.WithManagementPolicies())
+	}
+	if o.ChangeLogOptions != nil && o.ChangeLogOptions.ChangeLogger != nil {
+		opts = append(opts, managed.WithChangeLogger(o.ChangeLogOptions.ChangeLogger))
 	}
 	if o.MetricOptions != nil && o.MetricOptions.MRMetrics != nil {
 		opts = append(opts, managed.WithMetricRecorder(o.MetricOptions.MRMetrics))

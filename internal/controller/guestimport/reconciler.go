@@ -29,6 +29,7 @@ import (
 
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -42,6 +43,7 @@ import (
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
+	"github.com/kubemox/provider-proxmox/internal/controller/changelog"
 	"github.com/kubemox/provider-proxmox/internal/controller/container"
 	"github.com/kubemox/provider-proxmox/internal/controller/guest"
 	"github.com/kubemox/provider-proxmox/internal/controller/virtualmachine"
@@ -74,6 +76,7 @@ type Reconciler struct {
 	fresh   client.Reader
 	clients *pve.Cache
 	record  event.Recorder
+	changes changelog.Recorder
 	now     func() time.Time
 }
 
@@ -193,6 +196,14 @@ func newOfKind(kind string) resource.Managed {
 	return &v1alpha1.VirtualMachine{}
 }
 
+// gvkOf is the GroupVersionKind of a guest resource kind.
+func gvkOf(kind string) schema.GroupVersionKind {
+	if kind == v1alpha1.ContainerKind {
+		return v1alpha1.ContainerGroupVersionKind
+	}
+	return v1alpha1.VirtualMachineGroupVersionKind
+}
+
 // kindOf is the kind of a guest resource.
 func kindOf(mg resource.Managed) string {
 	if _, ok := mg.(*v1alpha1.Container); ok {
@@ -210,6 +221,9 @@ func (r *Reconciler) create(ctx context.Context, gi *v1alpha1.GuestImport, res v
 	for _, name := range []string{resourceName(res.Name, vmid), withVMID(resourceName(res.Name, vmid), vmid)} {
 		mg.SetName(name)
 		err := r.kube.Create(ctx, mg)
+		if !kerrors.IsAlreadyExists(err) {
+			r.changes.Record(ctx, mg, gvkOf(kind), changelog.Create, err, gi)
+		}
 		if err == nil {
 			res.Result, res.Resource = v1alpha1.ImportResultImported, kind+"/"+name
 			return res

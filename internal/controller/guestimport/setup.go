@@ -30,7 +30,9 @@ import (
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
+	"github.com/kubemox/provider-proxmox/internal/controller/changelog"
 	"github.com/kubemox/provider-proxmox/internal/controller/guest"
+	"github.com/kubemox/provider-proxmox/internal/controller/polling"
 )
 
 // ControllerName is the name of the GuestImport controller.
@@ -47,10 +49,14 @@ func Setup(mgr ctrl.Manager, o controller.Options, clients *pve.Cache) error {
 	}
 	//nolint:staticcheck // crossplane-runtime's event recorder needs the legacy recorder interface.
 	recorder := event.NewAPIRecorder(mgr.GetEventRecorderFor(ControllerName), o.EventFilterFunctions...)
-	r := &Reconciler{kube: mgr.GetClient(), fresh: mgr.GetAPIReader(), clients: clients, record: recorder, now: time.Now}
+	r := &Reconciler{
+		kube: mgr.GetClient(), fresh: mgr.GetAPIReader(), clients: clients, record: recorder, now: time.Now,
+		changes: changelog.NewRecorder(o, v1alpha1.GuestImportKind),
+	}
+	newImport := func() polling.Object { return &v1alpha1.GuestImport{} }
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		WithOptions(o.ForControllerRuntime()).
-		For(&v1alpha1.GuestImport{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Complete(errors.WithSilentRequeueOnConflict(r)) // a conflict is requeued, not logged as an error
+		For(&v1alpha1.GuestImport{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, polling.PauseChanged()))).
+		Complete(errors.WithSilentRequeueOnConflict(polling.UnlessPaused(mgr.GetClient(), newImport, recorder, r))) // a conflict is requeued, not logged as an error
 }

@@ -40,6 +40,8 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
+	"github.com/kubemox/provider-proxmox/internal/controller/changelog"
+	"github.com/kubemox/provider-proxmox/internal/controller/polling"
 )
 
 // AnnotationScheduledAt is the run (RFC 3339) a policy's snapshot was taken
@@ -59,9 +61,10 @@ const (
 // from the policy's status and the clock, never from memory, so a restart
 // changes nothing.
 type Reconciler struct {
-	kube   client.Client
-	clock  clock.PassiveClock
-	record event.Recorder
+	kube    client.Client
+	clock   clock.PassiveClock
+	record  event.Recorder
+	changes changelog.Recorder
 }
 
 // Reconcile implements reconcile.Reconciler.
@@ -220,6 +223,7 @@ func (r *Reconciler) snapshot(ctx context.Context, p *v1alpha1.VirtualMachineSna
 	if kerrors.IsAlreadyExists(err) {
 		return false, nil
 	}
+	r.changes.Record(ctx, s, v1alpha1.VirtualMachineSnapshotGroupVersionKind, changelog.Create, err, p)
 	return err == nil, errors.Wrapf(err, "cannot create VirtualMachineSnapshot for VirtualMachine %s", vm.Name)
 }
 
@@ -276,7 +280,11 @@ func (r *Reconciler) prune(ctx context.Context, p *v1alpha1.VirtualMachineSnapsh
 				continue
 			}
 			err := r.kube.Delete(ctx, &s)
-			if client.IgnoreNotFound(err) != nil {
+			if kerrors.IsNotFound(err) {
+				continue
+			}
+			r.changes.Record(ctx, &s, v1alpha1.VirtualMachineSnapshotGroupVersionKind, changelog.Delete, err, p)
+			if err != nil {
 				failures[key] = errors.Wrapf(err, "cannot prune VirtualMachineSnapshot %s", s.Name)
 				continue
 			}
@@ -350,7 +358,11 @@ func (r *Reconciler) finalize(ctx context.Context, p *v1alpha1.VirtualMachineSna
 	}
 	for i := range snaps {
 		err := r.kube.Delete(ctx, &snaps[i])
-		if client.IgnoreNotFound(err) != nil {
+		if kerrors.IsNotFound(err) {
+			continue
+		}
+		r.changes.Record(ctx, &snaps[i], v1alpha1.VirtualMachineSnapshotGroupVersionKind, changelog.Delete, err, p)
+		if err != nil {
 			return errors.Wrapf(err, "cannot delete VirtualMachineSnapshot %s/%s", snaps[i].Namespace, snaps[i].Name)
 		}
 	}
@@ -364,18 +376,22 @@ func ControllerName() string {
 }
 
 // Setup adds the VirtualMachineSnapshotPolicy controller to mgr. Only spec
-// changes (and deletion, which bumps the generation) wake a policy; the
-// schedule wakes it through RequeueAfter.
+// changes (and deletion, which bumps the generation) and a pause added or
+// removed wake a policy; the schedule wakes it through RequeueAfter. A
+// paused policy (crossplane.io/paused) takes and prunes nothing; the
+// snapshots it creates and deletes are sent to the change log.
 func Setup(mgr ctrl.Manager, o controller.Options) error {
 	name := ControllerName()
 	//nolint:staticcheck // crossplane-runtime's event recorder needs the legacy recorder interface.
 	recorder := event.NewAPIRecorder(mgr.GetEventRecorderFor(name), o.EventFilterFunctions...)
 	r := NewReconciler(mgr.GetClient(), clock.RealClock{}, recorder)
+	r.changes = changelog.NewRecorder(o, v1alpha1.VirtualMachineSnapshotPolicyKind)
+	newPolicy := func() polling.Object { return &v1alpha1.VirtualMachineSnapshotPolicy{} }
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(name).
 		WithOptions(o.ForControllerRuntime()).
-		For(&v1alpha1.VirtualMachineSnapshotPolicy{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Complete(errors.WithSilentRequeueOnConflict(r)) // a conflict is requeued, not logged as an error
+		For(&v1alpha1.VirtualMachineSnapshotPolicy{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, polling.PauseChanged()))).
+		Complete(errors.WithSilentRequeueOnConflict(polling.UnlessPaused(mgr.GetClient(), newPolicy, recorder, r))) // a conflict is requeued, not logged as an error
 }
 
 // NewReconciler returns a Reconciler reading time from clk.

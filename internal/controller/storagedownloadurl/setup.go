@@ -31,6 +31,7 @@ import (
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 	"github.com/kubemox/provider-proxmox/internal/controller/guest"
+	"github.com/kubemox/provider-proxmox/internal/controller/polling"
 )
 
 // DefaultRetryBase is the wait after a first failed download; each further
@@ -45,7 +46,7 @@ func ControllerName() string { return managed.ControllerName(v1alpha1.StorageDow
 
 // Setup adds the StorageDownloadURL controller to mgr, taking Proxmox
 // clients from clients.
-func Setup(mgr ctrl.Manager, o controller.Options, clients *pve.Cache) error {
+func Setup(mgr ctrl.Manager, o controller.Options, clients *pve.Cache, poll polling.Policy) error {
 	recorder := guest.Recorder(mgr, o, ControllerName())
 	c := &connector{
 		kube:      mgr.GetClient(),
@@ -57,6 +58,7 @@ func Setup(mgr ctrl.Manager, o controller.Options, clients *pve.Cache) error {
 	// No initializer: Create names the volume, which follows from the spec.
 	return guest.SetupManaged(mgr, o, clients, recorder, guest.ManagedKind[*v1alpha1.StorageDownloadURL]{
 		GVK: v1alpha1.StorageDownloadURLGroupVersionKind, Object: &v1alpha1.StorageDownloadURL{}, List: &v1alpha1.StorageDownloadURLList{},
+		Polling:   poll,
 		Connector: c, PollSoon: pollSoon,
 	})
 }

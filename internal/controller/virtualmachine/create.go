@@ -28,6 +28,7 @@ import (
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
+	"github.com/kubemox/provider-proxmox/internal/controller/changelog"
 	"github.com/kubemox/provider-proxmox/internal/controller/guest"
 )
 
@@ -58,7 +59,7 @@ func (e *external) Create(ctx context.Context, cr *v1alpha1.VirtualMachine) (man
 		}
 	}
 	err = e.identity().CreateAt(ctx, cr, func(vmid int) (string, error) { return e.startCreate(ctx, cr, want, vmid) })
-	return managed.ExternalCreation{}, err
+	return managed.ExternalCreation{AdditionalDetails: changelog.Created(cr)}, err
 }
 
 // startCreate clones the template or creates from scratch at vmid.

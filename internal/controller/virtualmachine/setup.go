@@ -46,6 +46,7 @@ func Setup(mgr ctrl.Manager, o controller.Options, clients *pve.Cache, shared gu
 	// No initializer: an empty external name means "no VMID picked yet".
 	return guest.SetupManaged(mgr, o, clients, recorder, guest.ManagedKind[*v1alpha1.VirtualMachine]{
 		GVK: v1alpha1.VirtualMachineGroupVersionKind, Object: &v1alpha1.VirtualMachine{}, List: &v1alpha1.VirtualMachineList{},
+		Polling:   shared.Polling,
 		Connector: c, PollSoon: pollSoon,
 	})
 }

@@ -29,6 +29,7 @@ import (
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
+	"github.com/kubemox/provider-proxmox/internal/controller/changelog"
 	"github.com/kubemox/provider-proxmox/internal/controller/guest"
 )
 
@@ -49,7 +50,8 @@ func (e *external) Update(ctx context.Context, cr *v1alpha1.VirtualMachine) (man
 	}
 	changed, err := e.applyConfig(ctx, cr, o)
 	if err != nil || changed {
-		return managed.ExternalUpdate{}, err
+		// The change log names the fields written, never their values.
+		return managed.ExternalUpdate{AdditionalDetails: changelog.Fields(o.plan.Fields)}, err
 	}
 	if err := e.applyPower(ctx, cr, o); err != nil {
 		return managed.ExternalUpdate{}, err

@@ -37,6 +37,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
+	"github.com/kubemox/provider-proxmox/internal/controller/changelog"
 )
 
 // Conditions of a set besides Ready.
@@ -59,8 +60,9 @@ const (
 
 // Reconciler keeps VirtualMachineSets.
 type Reconciler struct {
-	kube   client.Client
-	record event.Recorder
+	kube    client.Client
+	record  event.Recorder
+	changes changelog.Recorder
 }
 
 // Reconcile creates the missing replicas, brings existing ones to the set's
@@ -122,7 +124,9 @@ func (r *Reconciler) ensureReplica(ctx context.Context, set *v1alpha1.VirtualMac
 	if equality.Semantic.DeepEqual(before, have) {
 		return nil
 	}
-	if err := r.kube.Update(ctx, have); err != nil {
+	err := r.kube.Update(ctx, have)
+	r.changes.Record(ctx, before, v1alpha1.VirtualMachineGroupVersionKind, changelog.Update, err, set)
+	if err != nil {
 		return errors.Wrapf(err, "cannot update VirtualMachine %s", have.Name)
 	}
 	r.record.Event(set, event.Normal(reasonUpdated, "updated "+have.Name+" to the set's template"))
@@ -138,7 +142,12 @@ func (r *Reconciler) createOrAdopt(ctx context.Context, set *v1alpha1.VirtualMac
 		if err := controllerutil.SetControllerReference(set, vm, r.kube.Scheme()); err != nil {
 			return errors.Wrap(err, "cannot own the VirtualMachine")
 		}
-		if err := r.kube.Create(ctx, vm); err != nil && !kerrors.IsAlreadyExists(err) {
+		err := r.kube.Create(ctx, vm)
+		if kerrors.IsAlreadyExists(err) {
+			return nil // made by an earlier reconcile whose VM the cache did not hold yet
+		}
+		r.changes.Record(ctx, vm, v1alpha1.VirtualMachineGroupVersionKind, changelog.Create, err, set)
+		if err != nil {
 			return errors.Wrapf(err, "cannot create VirtualMachine %s", vm.Name)
 		}
 		r.record.Event(set, event.Normal(reasonCreated, "created "+vm.Name))
@@ -154,11 +163,14 @@ func (r *Reconciler) createOrAdopt(ctx context.Context, set *v1alpha1.VirtualMac
 	}
 	// A VM of the replica's name that no one controls (kubemox's, say) is
 	// adopted as it is: its external name keeps pointing at its guest.
+	before := existing.DeepCopy()
 	applyOwned(existing, set, i)
 	if err := controllerutil.SetControllerReference(set, existing, r.kube.Scheme()); err != nil {
 		return errors.Wrap(err, "cannot own the VirtualMachine")
 	}
-	if err := r.kube.Update(ctx, existing); err != nil {
+	err = r.kube.Update(ctx, existing)
+	r.changes.Record(ctx, before, v1alpha1.VirtualMachineGroupVersionKind, changelog.Update, err, set)
+	if err != nil {
 		return errors.Wrapf(err, "cannot adopt VirtualMachine %s", existing.Name)
 	}
 	r.record.Event(set, event.Normal(reasonAdopted, "adopted "+existing.Name))
@@ -193,7 +205,11 @@ func (r *Reconciler) scaleDown(ctx context.Context, set *v1alpha1.VirtualMachine
 			}
 		}
 		err := r.kube.Delete(ctx, vm, client.PropagationPolicy(metav1.DeletePropagationBackground))
-		if client.IgnoreNotFound(err) != nil {
+		if kerrors.IsNotFound(err) {
+			continue
+		}
+		r.changes.Record(ctx, vm, v1alpha1.VirtualMachineGroupVersionKind, changelog.Delete, err, set)
+		if err != nil {
 			return "", errors.Wrapf(err, "cannot delete VirtualMachine %s", vm.Name)
 		}
 		r.record.Event(set, event.Normal(reasonDeleted, "deleted "+vm.Name+" (scale-down)"))

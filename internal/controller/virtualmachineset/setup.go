@@ -26,6 +26,8 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
+	"github.com/kubemox/provider-proxmox/internal/controller/changelog"
+	"github.com/kubemox/provider-proxmox/internal/controller/polling"
 )
 
 // ControllerName is the name of the VirtualMachineSet controller.
@@ -42,12 +44,16 @@ func Setup(mgr ctrl.Manager, o controller.Options) error {
 		WithOptions(o.ForControllerRuntime()).
 		For(&v1alpha1.VirtualMachineSet{}).
 		Owns(&v1alpha1.VirtualMachine{}).
-		Complete(newReconciler(mgr.GetClient(), recorder))
+		Complete(newReconciler(mgr.GetClient(), recorder, changelog.NewRecorder(o, v1alpha1.VirtualMachineSetKind)))
 }
 
-// newReconciler is the set reconciler as the controller runs it: a
-// conflict (a status written from a stale read) is requeued, not logged as
-// a Reconciler error with a stack trace.
-func newReconciler(kube client.Client, record event.Recorder) reconcile.Reconciler {
-	return errors.WithSilentRequeueOnConflict(&Reconciler{kube: kube, record: record})
+// newReconciler is the set reconciler as the controller runs it: a paused
+// set (crossplane.io/paused) is left alone, and a conflict (a status written
+// from a stale read) is requeued, not logged as a Reconciler error with a
+// stack trace. Every VirtualMachine it creates, updates or deletes is sent
+// to changes.
+func newReconciler(kube client.Client, record event.Recorder, changes changelog.Recorder) reconcile.Reconciler {
+	newSet := func() polling.Object { return &v1alpha1.VirtualMachineSet{} }
+	r := &Reconciler{kube: kube, record: record, changes: changes}
+	return errors.WithSilentRequeueOnConflict(polling.UnlessPaused(kube, newSet, record, r))
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 	"github.com/kubemox/provider-proxmox/internal/controller/guest"
+	"github.com/kubemox/provider-proxmox/internal/controller/polling"
 )
 
 // ControllerName is the name of the VirtualMachineSnapshot controller.
@@ -36,7 +37,7 @@ func ControllerName() string {
 // Setup adds the VirtualMachineSnapshot controller to mgr, taking Proxmox
 // clients from clients. The initializer stores the snapshot name as the
 // external name before anything is created.
-func Setup(mgr ctrl.Manager, o controller.Options, clients *pve.Cache) error {
+func Setup(mgr ctrl.Manager, o controller.Options, clients *pve.Cache, poll polling.Policy) error {
 	recorder := guest.Recorder(mgr, o, ControllerName())
 	c := &connector{
 		kube:    mgr.GetClient(),
@@ -46,6 +47,7 @@ func Setup(mgr ctrl.Manager, o controller.Options, clients *pve.Cache) error {
 	}
 	return guest.SetupManaged(mgr, o, clients, recorder, guest.ManagedKind[*v1alpha1.VirtualMachineSnapshot]{
 		GVK: v1alpha1.VirtualMachineSnapshotGroupVersionKind, Object: &v1alpha1.VirtualMachineSnapshot{}, List: &v1alpha1.VirtualMachineSnapshotList{},
+		Polling:   poll,
 		Connector: c, Initializers: []managed.Initializer{initializer{kube: mgr.GetClient()}}, PollSoon: pollSoon,
 	})
 }

@@ -47,6 +47,7 @@ func Setup(mgr ctrl.Manager, o controller.Options, clients *pve.Cache, shared gu
 	// No initializer: an empty external name means "no VMID picked yet".
 	return guest.SetupManaged(mgr, o, clients, recorder, guest.ManagedKind[*v1alpha1.VirtualMachineTemplate]{
 		GVK: v1alpha1.VirtualMachineTemplateGroupVersionKind, Object: &v1alpha1.VirtualMachineTemplate{}, List: &v1alpha1.VirtualMachineTemplateList{},
+		Polling:   shared.Polling,
 		Connector: c, PollSoon: func(resource.Managed) bool { return false },
 	})
 }
