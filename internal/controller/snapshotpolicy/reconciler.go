@@ -40,6 +40,8 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
+	"github.com/kubemox/provider-proxmox/internal/controller/statusmetrics"
+	"github.com/kubemox/provider-proxmox/internal/metrics"
 )
 
 // AnnotationScheduledAt is the run (RFC 3339) a policy's snapshot was taken
@@ -366,7 +368,10 @@ func ControllerName() string {
 // Setup adds the VirtualMachineSnapshotPolicy controller to mgr. Only spec
 // changes (and deletion, which bumps the generation) wake a policy; the
 // schedule wakes it through RequeueAfter.
-func Setup(mgr ctrl.Manager, o controller.Options) error {
+func Setup(mgr ctrl.Manager, o controller.Options, m *metrics.Proxmox) error {
+	if err := statusmetrics.Setup(mgr, o, statusmetrics.SnapshotPolicyRuns(m)); err != nil {
+		return err
+	}
 	name := ControllerName()
 	//nolint:staticcheck // crossplane-runtime's event recorder needs the legacy recorder interface.
 	recorder := event.NewAPIRecorder(mgr.GetEventRecorderFor(name), o.EventFilterFunctions...)
