@@ -136,3 +136,20 @@ func RuleExprs(dir string) ([]Expr, error) {
 	}
 	return out, nil
 }
+
+// RuleFileYAML returns dir's PrometheusRule's spec as a Prometheus rule
+// file, every field kept, for promtool.
+func RuleFileYAML(dir string) ([]byte, error) {
+	raw, err := os.ReadFile(filepath.Clean(filepath.Join(dir, RuleFile)))
+	if err != nil {
+		return nil, errors.Wrap(err, "cannot read the PrometheusRule")
+	}
+	var pr struct {
+		Spec map[string]any `json:"spec"`
+	}
+	if err := yaml.Unmarshal(raw, &pr); err != nil {
+		return nil, errors.Wrap(err, "cannot decode the PrometheusRule")
+	}
+	out, err := yaml.Marshal(pr.Spec)
+	return out, errors.Wrap(err, "cannot encode the rule file")
+}
