@@ -22,6 +22,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
@@ -69,16 +70,7 @@ func TestDashboardAndRulesUseExportedSeries(t *testing.T) {
 			want[sel.Metric] = true
 		}
 	}
-	s := scrapeUntil(t, "every metric the dashboard and rules name", func(s metricstest.Samples) bool {
-		have := labelsByMetric(s)
-		for m := range want {
-			if _, ok := have[m]; !ok {
-				return false
-			}
-		}
-		return true
-	})
-	have := labelsByMetric(s)
+	have := scrapeAll(t, want)
 	for _, e := range exprs {
 		checkRefs(t, e, have)
 	}
@@ -141,7 +133,7 @@ func checkRefs(t *testing.T, e parsedExpr, have map[string]map[string]bool) {
 	}
 	for _, l := range e.refs.Grouping {
 		if !carried[l] {
-			t.Errorf("%s: no metric of %q carries the label %s it groups by", e.Where, e.Expr, l)
+			t.Errorf("%s: no metric of %q carries the label %s it groups by", e.Where, e.Expr.Expr, l)
 		}
 	}
 }
@@ -255,6 +247,31 @@ func cleanUpMonitored(t *testing.T, ctx context.Context, ns string) {
 	} {
 		if err := h.Kube.Delete(ctx, o); err != nil && !kerrors.IsNotFound(err) {
 			t.Errorf("cannot delete %s: %v", o.GetName(), err)
+		}
+	}
+}
+
+// scrapeAll scrapes until every metric of want is exported, or wait has
+// passed; it returns the labels of the last scrape's metrics, so the
+// caller names what is missing.
+func scrapeAll(t *testing.T, want map[string]bool) map[string]map[string]bool {
+	t.Helper()
+	var have map[string]map[string]bool
+	for deadline := time.Now().Add(wait); ; time.Sleep(500 * time.Millisecond) {
+		s, err := metricstest.Scrape(context.Background(), metricsURL)
+		if err != nil {
+			t.Logf("scraping %s: %v", metricsURL, err)
+		} else {
+			have = labelsByMetric(s)
+		}
+		missing := 0
+		for m := range want {
+			if _, ok := have[m]; !ok {
+				missing++
+			}
+		}
+		if missing == 0 || time.Now().After(deadline) {
+			return have
 		}
 	}
 }
