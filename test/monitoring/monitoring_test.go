@@ -59,7 +59,7 @@ func check(t *testing.T, bin string, rules []byte) {
 	if err := os.WriteFile(f, rules, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command(bin, "check", "rules", "--lint=all", "--lint-fatal", f).CombinedOutput() //nolint:gosec // the tools directory's promtool on a file of this test
+	out, err := exec.Command(bin, "check", "rules", "--lint=all", "--lint-fatal", f).CombinedOutput()
 	if err != nil {
 		t.Fatalf("promtool check rules: %v\n%s\n--- rules:\n%s", err, out, rules)
 	}

@@ -61,8 +61,7 @@ const (
 func TestDashboardAndRulesUseExportedSeries(t *testing.T) {
 	env.Require(t)
 	exprs := monitoringExprs(t)
-	ctx := context.Background()
-	ns := driveMonitoredResources(t, ctx)
+	ns := driveMonitoredResources(t)
 
 	want := map[string]bool{}
 	for _, e := range exprs {
@@ -74,7 +73,7 @@ func TestDashboardAndRulesUseExportedSeries(t *testing.T) {
 	for _, e := range exprs {
 		checkRefs(t, e, have)
 	}
-	cleanUpMonitored(t, ctx, ns)
+	cleanUpMonitored(t, ns)
 }
 
 type parsedExpr struct {
@@ -96,7 +95,7 @@ func monitoringExprs(t *testing.T) []parsedExpr {
 	if len(dash) < 10 || len(rules) < 7 {
 		t.Fatalf("read %d dashboard queries and %d rules: the examples lost some, or the reader cannot find them", len(dash), len(rules))
 	}
-	var out []parsedExpr
+	out := make([]parsedExpr, 0, len(dash)+len(rules))
 	for _, e := range append(dash, rules...) {
 		refs, err := promqlref.Parse(e.Expr)
 		if err != nil {
@@ -174,8 +173,9 @@ func keys(m map[string]bool) []string {
 
 // driveMonitoredResources creates what the dashboard's panels and the
 // alerts need a series of, and returns their namespace.
-func driveMonitoredResources(t *testing.T, ctx context.Context) string {
+func driveMonitoredResources(t *testing.T) string {
 	t.Helper()
+	ctx := context.Background()
 	h.Sim.AddToken(monToken, monSecret)
 	for id, name := range map[int]string{templateID + 1: templateName + "-mon", failingTemplateID: failingTemplateName} {
 		if err := h.Sim.AddTemplate(node, id, name); err != nil {
@@ -236,8 +236,9 @@ func driveMonitoredResources(t *testing.T, ctx context.Context) string {
 // cleanUpMonitored deletes what driveMonitoredResources made in ns, and
 // the connection, without waiting: the package's control plane goes with
 // the test binary.
-func cleanUpMonitored(t *testing.T, ctx context.Context, ns string) {
+func cleanUpMonitored(t *testing.T, ns string) {
 	t.Helper()
+	ctx := context.Background()
 	for _, o := range []client.Object{
 		&v1alpha1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "monitored"}},
 		&v1alpha1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "unclonable"}},

@@ -114,30 +114,18 @@ func tokenize(expr string) ([]token, error) {
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
 			i++
 		case c == '"' || c == '\'' || c == '`':
-			j := i + 1
-			for j < len(expr) && expr[j] != c {
-				if expr[j] == '\\' && c != '`' {
-					j++
-				}
-				j++
-			}
-			if j >= len(expr) {
-				return nil, errors.Errorf("unterminated string in %q", expr)
+			j, err := stringEnd(expr, i)
+			if err != nil {
+				return nil, err
 			}
 			out = append(out, token{str, expr[i+1 : j]})
 			i = j + 1
 		case isDigit(c) || (c == '.' && i+1 < len(expr) && isDigit(expr[i+1])):
-			j := i
-			for j < len(expr) && (isIdentChar(expr[j]) || expr[j] == '.') {
-				j++
-			}
+			j := scanWhile(expr, i, func(b byte) bool { return isIdentChar(b) || b == '.' })
 			out = append(out, token{number, expr[i:j]})
 			i = j
 		case isIdentStart(c):
-			j := i
-			for j < len(expr) && isIdentChar(expr[j]) {
-				j++
-			}
+			j := scanWhile(expr, i, isIdentChar)
 			out = append(out, token{ident, expr[i:j]})
 			i = j
 		case strings.IndexByte("(){}[],+-*/%^@<>=!~", c) >= 0:
@@ -152,6 +140,33 @@ func tokenize(expr string) ([]token, error) {
 		}
 	}
 	return out, nil
+}
+
+// stringEnd returns the index of the quote closing the string that starts
+// at expr[start]; backslash escapes do not apply in a raw (backquoted) one.
+func stringEnd(expr string, start int) (int, error) {
+	q := expr[start]
+	j := start + 1
+	for j < len(expr) && expr[j] != q {
+		if expr[j] == '\\' && q != '`' {
+			j++
+		}
+		j++
+	}
+	if j >= len(expr) {
+		return 0, errors.Errorf("unterminated string in %q", expr)
+	}
+	return j, nil
+}
+
+// scanWhile returns the index of the first byte from start on that ok
+// refuses.
+func scanWhile(expr string, start int, ok func(byte) bool) int {
+	j := start
+	for j < len(expr) && ok(expr[j]) {
+		j++
+	}
+	return j
 }
 
 func isDigit(c byte) bool      { return c >= '0' && c <= '9' }
