@@ -126,10 +126,11 @@ bench: tools fuzz
 fuzz:
 	FUZZTIME=$(or $(FUZZTIME),30s) GO=$(GO) hack/fuzz.sh
 
-# Builds the control-plane binaries and the Crossplane tools (core and its RBAC manager, CLI, crane,
-# function-patch-and-transform) once per version: minutes cold, instant when cached.
+# Builds the control-plane binaries, the Crossplane tools (core and its RBAC manager, CLI, crane,
+# function-patch-and-transform) and promtool (test/monitoring) once per version: minutes cold,
+# instant when cached.
 tools:
-	cluster/local/build-tools.sh envtest crossplane
+	cluster/local/build-tools.sh envtest crossplane monitoring
 
 # A local etcd + kube-apiserver + kube-controller-manager (garbage collector, namespaces);
 # the last line printed is the kubeconfig path.

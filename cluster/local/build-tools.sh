@@ -7,6 +7,8 @@
 #               plus Crossplane's own CRDs in crossplane-crds/ and the function's package
 #               directory in function-patch-and-transform-package/ beside bin/
 #   lint        golangci-lint
+#   monitoring  promtool (checks examples/monitoring's PrometheusRule), built without Prometheus's
+#               service-discovery plugins (tag remove_all_sd), which promtool's rule checks never use
 #
 # The binaries live outside the checkout so that a fresh clone on the same machine (CI)
 # reuses them; each carries a version stamp, so a rebuild happens only when a version here
@@ -14,12 +16,12 @@
 # most of their dependencies), thrown away afterwards because it grows to several GB. Each
 # step says how long it took.
 #
-#   cluster/local/build-tools.sh [envtest|crossplane|lint|all]...   # default envtest;
-#                                                                   # prints the bin dir last
+#   cluster/local/build-tools.sh [envtest|crossplane|lint|monitoring|all]...  # default envtest;
+#                                                                             # prints the bin dir last
 #
 # Environment: PROVIDER_PROXMOX_CACHE (default ${XDG_CACHE_HOME:-$HOME/.cache}/provider-proxmox),
 # K8S_VERSION, ETCD_VERSION, XP_CORE_VERSION, XP_CLI_VERSION, GCR_VERSION, FN_PAT_VERSION,
-# GOLANGCI_LINT_VERSION.
+# GOLANGCI_LINT_VERSION, PROMETHEUS_VERSION.
 set -euo pipefail
 
 K8S_VERSION=${K8S_VERSION:-1.35.4}
@@ -33,6 +35,8 @@ GCR_VERSION=${GCR_VERSION:-0.22.1}
 # v0.10.8 is the newest tag, but the module proxy serves v0.10.7 at most.
 FN_PAT_VERSION=${FN_PAT_VERSION:-0.10.7}
 GOLANGCI_LINT_VERSION=${GOLANGCI_LINT_VERSION:-2.15.0}
+# The Go module version of Prometheus (v0.316.0 is Prometheus 3.16.0's module tag).
+PROMETHEUS_VERSION=${PROMETHEUS_VERSION:-0.316.0}
 CACHE_DIR=${PROVIDER_PROXMOX_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/provider-proxmox}
 BIN=$CACHE_DIR/bin
 K8S_BINARIES=(kube-apiserver kubectl kube-controller-manager)
@@ -254,6 +258,18 @@ EOF
 	install_binary golangci-lint "$GOLANGCI_LINT_VERSION"
 }
 
+build_promtool() {
+	stamp_ok promtool "$PROMETHEUS_VERSION" && return 0
+	local v=v$PROMETHEUS_VERSION
+	new_module "$WORK/monitoring" local/monitoring-tools 1.26.0 <<EOF
+require github.com/prometheus/prometheus $v
+EOF
+	(cd "$WORK/monitoring" && timed "promtool $v" go build -trimpath -tags remove_all_sd \
+		-ldflags "-s -w -X github.com/prometheus/common/version.Version=$PROMETHEUS_VERSION" \
+		-o "$WORK/out/promtool" github.com/prometheus/prometheus/cmd/promtool)
+	install_binary promtool "$PROMETHEUS_VERSION"
+}
+
 envtest_ok() { k8s_ok && stamp_ok etcd "$ETCD_VERSION"; }
 crossplane_ok() {
 	stamp_ok crossplane-core "$XP_CORE_VERSION" && xp_crds_ok && stamp_ok crossplane-rbac-manager "$XP_CORE_VERSION" &&
@@ -261,6 +277,7 @@ crossplane_ok() {
 		stamp_ok function-patch-and-transform "$FN_PAT_VERSION" && fn_pat_package_ok
 }
 lint_ok() { stamp_ok golangci-lint "$GOLANGCI_LINT_VERSION"; }
+monitoring_ok() { stamp_ok promtool "$PROMETHEUS_VERSION"; }
 
 build_set() { # SET
 	case $1 in
@@ -273,17 +290,18 @@ build_set() { # SET
 		build_function_patch_and_transform
 		;;
 	lint) build_golangci_lint ;;
+	monitoring) build_promtool ;;
 	esac
 }
 
 main() {
 	local sets=("$@") set missing=()
 	[ ${#sets[@]} -gt 0 ] || sets=(envtest)
-	[ "${sets[*]}" != all ] || sets=(envtest crossplane lint)
+	[ "${sets[*]}" != all ] || sets=(envtest crossplane lint monitoring)
 	for set in "${sets[@]}"; do
 		case $set in
-		envtest | crossplane | lint) "${set}_ok" || missing+=("$set") ;;
-		*) log "unknown tool set $set (envtest, crossplane, lint, all)"; return 2 ;;
+		envtest | crossplane | lint | monitoring) "${set}_ok" || missing+=("$set") ;;
+		*) log "unknown tool set $set (envtest, crossplane, lint, monitoring, all)"; return 2 ;;
 		esac
 	done
 	mkdir -p "$BIN"

@@ -27,6 +27,7 @@ package metrics
 
 import (
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -44,6 +45,15 @@ const (
 	ClientRebuildsTotal    = "proxmox_client_rebuilds_total"
 	RequestsInFlight       = "proxmox_requests_in_flight"
 	RequestsWaiting        = "proxmox_requests_waiting"
+	ConnectionEndpoints    = "proxmox_connection_endpoints"
+	CertificateExpiry      = "proxmox_custom_certificate_expiry_timestamp_seconds"
+	SnapshotPolicyNextRun  = "proxmox_snapshot_policy_next_run_timestamp_seconds"
+	SnapshotPolicyLastRun  = "proxmox_snapshot_policy_last_run_timestamp_seconds"
+
+	LabelExitStatus = "exitstatus"
+	LabelHealth     = "health"
+	LabelNamespace  = "namespace"
+	LabelName       = "name"
 
 	LabelConnection = "connection"
 	LabelMethod     = "method"
@@ -84,6 +94,8 @@ type Proxmox struct {
 	rebuilds     *prometheus.CounterVec
 	inFlight     *prometheus.GaugeVec
 	waiting      *prometheus.GaugeVec
+	endpoints    *prometheus.GaugeVec
+	status       statusGauges
 }
 
 // NewProxmox creates the collectors and registers them with reg. A
@@ -114,8 +126,8 @@ func NewProxmox(reg prometheus.Registerer) (*Proxmox, error) {
 	}
 	if m.taskFailures, err = register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: TaskFailuresTotal,
-		Help: "Proxmox VE tasks started by the provider that finished with an error, by PVE task type.",
-	}, []string{LabelConnection, LabelType})); err != nil {
+		Help: "Proxmox VE tasks started by the provider that finished with an error, by PVE task type and class of exit status (" + ExitInterrupted + ", " + ExitUnexpected + ", " + ExitError + ").",
+	}, []string{LabelConnection, LabelType, LabelExitStatus})); err != nil {
 		return nil, err
 	}
 	if m.ready, err = register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
@@ -140,6 +152,15 @@ func NewProxmox(reg prometheus.Registerer) (*Proxmox, error) {
 		Name: RequestsWaiting,
 		Help: "Requests waiting for one of the connection's maxConcurrentRequests slots: above 0 for long, the connection is saturated (slow answers, or more resources than its slots serve per poll interval).",
 	}, []string{LabelConnection})); err != nil {
+		return nil, err
+	}
+	if m.endpoints, err = register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: ConnectionEndpoints,
+		Help: "The connection's endpoints by health (Healthy, Down) as its status last reported them.",
+	}, []string{LabelConnection, LabelHealth})); err != nil {
+		return nil, err
+	}
+	if m.status, err = newStatusGauges(reg); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -194,6 +215,18 @@ func (m *Proxmox) CountClientRebuild(connection string) {
 	m.rebuilds.WithLabelValues(connection).Inc()
 }
 
+// SetEndpoints records how many of connection's endpoints are in each
+// health; a health no endpoint has any more is reported as 0, not dropped,
+// so an alert on Down endpoints resolves.
+func (m *Proxmox) SetEndpoints(connection string, byHealth map[string]int, healths []string) {
+	if m == nil {
+		return
+	}
+	for _, h := range healths {
+		m.endpoints.WithLabelValues(connection, h).Set(float64(byHealth[h]))
+	}
+}
+
 // ForgetConnection drops every series of a deleted connection, so scrapes do
 // not report it forever.
 func (m *Proxmox) ForgetConnection(connection string) {
@@ -209,6 +242,7 @@ func (m *Proxmox) ForgetConnection(connection string) {
 	m.rebuilds.DeletePartialMatch(l)
 	m.inFlight.DeletePartialMatch(l)
 	m.waiting.DeletePartialMatch(l)
+	m.endpoints.DeletePartialMatch(l)
 }
 
 // Connection is the part of the metrics one connection's client reports to.
@@ -250,15 +284,41 @@ func (c *Connection) ObserveRequest(method, route string, status int, took time.
 	c.latency.WithLabelValues(method, route).Observe(took.Seconds())
 }
 
-// ObserveTask records a task seen finished took after it was started.
-func (c *Connection) ObserveTask(taskType string, took time.Duration, failed bool) {
+// ObserveTask records a task seen finished took after it was started;
+// exitStatus is PVE's, read only when failed.
+func (c *Connection) ObserveTask(taskType string, took time.Duration, failed bool, exitStatus string) {
 	if c == nil {
 		return
 	}
 	t := taskTypeLabel(taskType)
 	c.taskDuration.WithLabelValues(t).Observe(took.Seconds())
 	if failed {
-		c.taskFailures.WithLabelValues(t).Inc()
+		c.taskFailures.WithLabelValues(t, exitStatusClass(exitStatus)).Inc()
+	}
+}
+
+// Classes of a failed task's exit status, as labelled.
+const (
+	ExitInterrupted = "interrupted"
+	ExitUnexpected  = "unexpected"
+	ExitError       = "error"
+)
+
+// exitStatusClass reduces a failed task's exit status to a class. PVE's
+// worker dies with "received interrupt" when stopped (a task stopped from
+// the GUI: pve-common src/PVE/RESTEnvironment.pm, fork_worker); the status
+// is "unexpected status" or "unable to get last line from task log - ..."
+// when the log does not end in a TASK line, else the error the task died
+// with (src/PVE/UPID.pm, read_status). The message itself names guests and
+// paths, so it is never a label.
+func exitStatusClass(exit string) string {
+	switch {
+	case exit == "received interrupt":
+		return ExitInterrupted
+	case exit == "unexpected status", strings.HasPrefix(exit, "unable to get last line from task log"):
+		return ExitUnexpected
+	default:
+		return ExitError
 	}
 }
 

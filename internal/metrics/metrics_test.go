@@ -23,6 +23,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubemox/provider-proxmox/internal/metrics"
 	"github.com/kubemox/provider-proxmox/internal/metrics/metricstest"
@@ -55,14 +56,18 @@ func TestSeriesAndLabels(t *testing.T) {
 	c := m.Connection("prod")
 	c.ObserveRequest("GET", "/nodes/{node}/qemu/{vmid}/config", 200, 30*time.Millisecond)
 	c.ObserveRequest("POST", "/access/ticket", 0, time.Second)
-	c.ObserveTask("qmclone", 12*time.Second, false)
-	c.ObserveTask("qmstart", time.Second, true)
-	c.ObserveTask("UPID:pve:secret", time.Second, true)
+	c.ObserveTask("qmclone", 12*time.Second, false, "OK")
+	c.ObserveTask("qmstart", time.Second, true, "start failed: QEMU exited with code 1")
+	c.ObserveTask("UPID:pve:secret", time.Second, true, "received interrupt")
+	c.ObserveTask("vzdump", time.Second, true, "unexpected status")
 	m.SetConnectionReady("prod", true)
 	m.CountClientRebuild("prod")
+	m.SetEndpoints("prod", map[string]int{"Down": 1}, []string{"Healthy", "Down"})
 
 	want := []string{
 		`proxmox_client_rebuilds_total{connection="prod"}`,
+		`proxmox_connection_endpoints{connection="prod",health="Down"}`,
+		`proxmox_connection_endpoints{connection="prod",health="Healthy"}`,
 		`proxmox_connection_ready{connection="prod"}`,
 		`proxmox_request_duration_seconds_count{connection="prod",method="GET",route="/nodes/{node}/qemu/{vmid}/config"}`,
 		`proxmox_request_duration_seconds_count{connection="prod",method="POST",route="/access/ticket"}`,
@@ -75,11 +80,14 @@ func TestSeriesAndLabels(t *testing.T) {
 		`proxmox_task_duration_seconds_count{connection="prod",type="other"}`,
 		`proxmox_task_duration_seconds_count{connection="prod",type="qmclone"}`,
 		`proxmox_task_duration_seconds_count{connection="prod",type="qmstart"}`,
+		`proxmox_task_duration_seconds_count{connection="prod",type="vzdump"}`,
 		`proxmox_task_duration_seconds_sum{connection="prod",type="other"}`,
 		`proxmox_task_duration_seconds_sum{connection="prod",type="qmclone"}`,
 		`proxmox_task_duration_seconds_sum{connection="prod",type="qmstart"}`,
-		`proxmox_task_failures_total{connection="prod",type="other"}`,
-		`proxmox_task_failures_total{connection="prod",type="qmstart"}`,
+		`proxmox_task_duration_seconds_sum{connection="prod",type="vzdump"}`,
+		`proxmox_task_failures_total{connection="prod",exitstatus="error",type="qmstart"}`,
+		`proxmox_task_failures_total{connection="prod",exitstatus="interrupted",type="other"}`,
+		`proxmox_task_failures_total{connection="prod",exitstatus="unexpected",type="vzdump"}`,
 	}
 	s := gather(t, reg)
 	if diff := cmp.Diff(want, names(s)); diff != "" {
@@ -105,7 +113,7 @@ func TestForgetConnectionDropsOnlyItsSeries(t *testing.T) {
 	}
 	for _, conn := range []string{"gone", "kept"} {
 		m.Connection(conn).ObserveRequest("GET", "/version", 200, time.Millisecond)
-		m.Connection(conn).ObserveTask("qmstart", time.Second, true)
+		m.Connection(conn).ObserveTask("qmstart", time.Second, true, "boom")
 		m.SetConnectionReady(conn, true)
 		m.CountClientRebuild(conn)
 	}
@@ -146,8 +154,42 @@ func TestNilMetricsMeasureNothing(t *testing.T) {
 		t.Fatalf("Connection of nil metrics = %v, want nil", c)
 	}
 	c.ObserveRequest("GET", "/version", 200, time.Millisecond)
-	c.ObserveTask("qmstart", time.Second, false)
+	c.ObserveTask("qmstart", time.Second, false, "OK")
 	m.SetConnectionReady("x", true)
+	m.SetEndpoints("x", map[string]int{"Down": 1}, []string{"Down"})
+	m.SetCertificateExpiries(nil)
+	m.SetSnapshotPolicyRuns(nil)
 	m.CountClientRebuild("x")
 	m.ForgetConnection("x")
+}
+
+// TestStatusGaugesFollowTheResources: a certificate's expiry is reported
+// in seconds since the epoch, and a resource gone from the next recording
+// loses its series.
+func TestStatusGaugesFollowTheResources(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m, err := metrics.NewProxmox(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	expiry := time.Date(2027, 1, 2, 3, 4, 5, 0, time.UTC)
+	a := types.NamespacedName{Namespace: "pve", Name: "node-a"}
+	b := types.NamespacedName{Namespace: "pve", Name: "node-b"}
+	m.SetCertificateExpiries(map[types.NamespacedName]time.Time{a: expiry, b: expiry})
+	m.SetSnapshotPolicyRuns(map[types.NamespacedName]metrics.SnapshotPolicyRuns{a: {Next: expiry}})
+	s := gather(t, reg)
+	if v, _ := s.Sum(metrics.CertificateExpiry, map[string]string{"namespace": "pve", "name": "node-a"}); v != float64(expiry.Unix()) {
+		t.Errorf("expiry = %v, want %v", v, expiry.Unix())
+	}
+	if _, found := s.Sum(metrics.SnapshotPolicyLastRun, nil); found {
+		t.Errorf("a policy that never ran has a %s series, want none", metrics.SnapshotPolicyLastRun)
+	}
+	m.SetCertificateExpiries(map[types.NamespacedName]time.Time{a: expiry})
+	want := []string{
+		`proxmox_custom_certificate_expiry_timestamp_seconds{name="node-a",namespace="pve"}`,
+		`proxmox_snapshot_policy_next_run_timestamp_seconds{name="node-a",namespace="pve"}`,
+	}
+	if diff := cmp.Diff(want, names(gather(t, reg))); diff != "" {
+		t.Errorf("series after node-b's certificate went: -want +got:\n%s", diff)
+	}
 }

@@ -190,7 +190,7 @@ func (c *Client) TaskStatus(ctx context.Context, upid string) (TaskStatus, error
 		ts.Node = u.Node
 	}
 	if ts.Finished() {
-		c.observeFinished(upid, ts.Failed())
+		c.observeFinished(upid, ts.Failed(), ts.ExitStatus)
 	}
 	return ts, nil
 }
@@ -315,9 +315,9 @@ func (c *Client) startedTask(raw json.RawMessage) (string, error) {
 
 // observeFinished measures a task this client started, the first time it
 // is seen finished.
-func (c *Client) observeFinished(upid string, failed bool) {
+func (c *Client) observeFinished(upid string, failed bool, exitStatus string) {
 	if st, ok := c.tasks.finish(upid); ok {
-		c.metrics.ObserveTask(st.taskType, time.Since(st.at), failed)
+		c.metrics.ObserveTask(st.taskType, time.Since(st.at), failed, exitStatus)
 	}
 }
 

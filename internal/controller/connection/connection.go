@@ -207,6 +207,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	r.recordReadyTransition(orig, pc)
 	r.clients.Metrics().SetConnectionReady(pc.GetName(), pc.Status.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue)
+	r.clients.Metrics().SetEndpoints(pc.GetName(), endpointsByHealth(pc.Status.Endpoints), endpointHealths())
 	return result, nil
 }
 

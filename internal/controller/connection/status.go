@@ -163,3 +163,18 @@ func (r *Reconciler) recordReadyTransition(before, after *v1alpha1.ProxmoxConnec
 	}
 	r.record.Event(after, event.Warning(reasonNotVerified, errors.Errorf("%s: %s", is.Reason, is.Message)))
 }
+
+// endpointHealths are the healths the metrics report for every connection,
+// 0 when no endpoint has it.
+func endpointHealths() []string {
+	return []string{string(v1alpha1.EndpointHealthy), string(v1alpha1.EndpointDown)}
+}
+
+// endpointsByHealth counts a connection's reported endpoints by health.
+func endpointsByHealth(eps []v1alpha1.EndpointStatus) map[string]int {
+	out := make(map[string]int, 2)
+	for _, e := range eps {
+		out[string(e.Health)]++
+	}
+	return out
+}

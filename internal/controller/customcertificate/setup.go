@@ -34,6 +34,7 @@ import (
 	"github.com/kubemox/provider-proxmox/internal/controller/guest"
 	"github.com/kubemox/provider-proxmox/internal/controller/polling"
 	"github.com/kubemox/provider-proxmox/internal/controller/secrets"
+	"github.com/kubemox/provider-proxmox/internal/controller/statusmetrics"
 )
 
 // Setup adds the CustomCertificate controller to mgr. A change of a TLS
@@ -46,6 +47,9 @@ func Setup(mgr ctrl.Manager, o controller.Options, clients *pve.Cache, secretWat
 	c := &connector{
 		kube: mgr.GetClient(), fresh: mgr.GetAPIReader(), clients: clients, record: recorder,
 		usage: resource.NewProviderConfigUsageTracker(mgr.GetClient(), &v1alpha1.ProviderConfigUsage{}),
+	}
+	if err := statusmetrics.Setup(mgr, o, statusmetrics.CertificateExpiries(clients.Metrics())); err != nil {
+		return err
 	}
 	return guest.SetupManaged(mgr, o, clients, recorder, guest.ManagedKind[*v1alpha1.CustomCertificate]{
 		GVK:       v1alpha1.CustomCertificateGroupVersionKind,

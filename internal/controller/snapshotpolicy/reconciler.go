@@ -42,6 +42,8 @@ import (
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	"github.com/kubemox/provider-proxmox/internal/controller/changelog"
 	"github.com/kubemox/provider-proxmox/internal/controller/polling"
+	"github.com/kubemox/provider-proxmox/internal/controller/statusmetrics"
+	"github.com/kubemox/provider-proxmox/internal/metrics"
 )
 
 // AnnotationScheduledAt is the run (RFC 3339) a policy's snapshot was taken
@@ -380,7 +382,10 @@ func ControllerName() string {
 // removed wake a policy; the schedule wakes it through RequeueAfter. A
 // paused policy (crossplane.io/paused) takes and prunes nothing; the
 // snapshots it creates and deletes are sent to the change log.
-func Setup(mgr ctrl.Manager, o controller.Options) error {
+func Setup(mgr ctrl.Manager, o controller.Options, m *metrics.Proxmox) error {
+	if err := statusmetrics.Setup(mgr, o, statusmetrics.SnapshotPolicyRuns(m)); err != nil {
+		return err
+	}
 	name := ControllerName()
 	//nolint:staticcheck // crossplane-runtime's event recorder needs the legacy recorder interface.
 	recorder := event.NewAPIRecorder(mgr.GetEventRecorderFor(name), o.EventFilterFunctions...)
