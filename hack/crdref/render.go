@@ -115,7 +115,7 @@ func writePrinterColumns(b *strings.Builder, cols []extv1.CustomResourceColumnDe
 		if c.Priority > 0 {
 			wide = " (`-o wide`)"
 		}
-		fmt.Fprintf(b, "| %s%s | `%s` | %s |\n", c.Name, wide, c.JSONPath, c.Type)
+		fmt.Fprintf(b, "| %s%s | `%s` | %s |\n", c.Name, wide, cell(c.JSONPath), c.Type)
 	}
 	b.WriteString("\n")
 }
