@@ -56,6 +56,7 @@ spec:
                   in bytes | blocks.
                 type: integer
                 minimum: 1
+                maximum: 999999999
               mode:
                 type: string
                 default: fast
@@ -99,7 +100,7 @@ func TestGenerate(t *testing.T) {
 		"PrinterColumn": {reason: "kubectl's columns are listed", line: "| SIZE | `.status.size` | integer |"},
 		"RequiredBounded": {
 			reason: "a required field shows its joined description, escaped pipe and minimum",
-			line:   "| `spec.size` | integer | yes |  | Size of the widget in bytes \\| blocks. Minimum 1. |",
+			line:   "| `spec.size` | integer | yes |  | Size of the widget in bytes \\| blocks. Minimum 1. Maximum 999999999. |",
 		},
 		"DefaultEnum": {reason: "a default and an enum are shown", line: "| `spec.mode` | string |  | `\"fast\"` | One of `\"fast\"`, `\"slow\"`. |"},
 		"ArrayItems":  {reason: "an array's item fields are named with []", line: "| `spec.disks[].name` | string |  |  |  |"},

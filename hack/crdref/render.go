@@ -19,6 +19,7 @@ package main
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -223,10 +224,10 @@ func describe(p *extv1.JSONSchemaProps) string {
 func bounds(p *extv1.JSONSchemaProps) []string {
 	var out []string
 	if p.Minimum != nil {
-		out = append(out, fmt.Sprintf("Minimum %v.", *p.Minimum))
+		out = append(out, "Minimum "+number(*p.Minimum)+".")
 	}
 	if p.Maximum != nil {
-		out = append(out, fmt.Sprintf("Maximum %v.", *p.Maximum))
+		out = append(out, "Maximum "+number(*p.Maximum)+".")
 	}
 	if p.MinLength != nil {
 		out = append(out, fmt.Sprintf("Minimum length %d.", *p.MinLength))
@@ -244,6 +245,11 @@ func bounds(p *extv1.JSONSchemaProps) []string {
 		out = append(out, "Pattern `"+cell(p.Pattern)+"`.")
 	}
 	return out
+}
+
+// number prints a bound as written in the CRD, never in exponent form.
+func number(f float64) string {
+	return strconv.FormatFloat(f, 'f', -1, 64)
 }
 
 // paragraph joins a description's lines into one Markdown paragraph.
