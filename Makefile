@@ -67,8 +67,8 @@ generate:
 
 # Fails when checked-in generated code differs from what `make generate` produces.
 check-generate: generate
-	@git diff --exit-code -- apis package/crds package/mrds || { echo "generated code is stale: run make generate and commit"; exit 1; }
-	@untracked=$$(git ls-files --others --exclude-standard -- apis package/crds package/mrds); \
+	@git diff --exit-code -- apis package/crds package/mrds docs/reference || { echo "generated code is stale: run make generate and commit"; exit 1; }
+	@untracked=$$(git ls-files --others --exclude-standard -- apis package/crds package/mrds docs/reference); \
 	if [ -n "$$untracked" ]; then echo "generated files not committed:"; echo "$$untracked"; exit 1; fi
 
 vet:
@@ -99,18 +99,19 @@ test: xpkg-ca-bundle $(if $(filter 1,$(SKIP_INTEGRATION)),,tools)
 
 # The conformance suite (test/pveconformance) and the provider's end-to-end suite (test/e2ereal)
 # against a real Proxmox VE 9.x: PVE_ENDPOINT, credentials, PVE_NODE, PVE_STORAGE, PVE_VMID_RANGE
-# and PVE_POOL as the README's "Conformance suite and make e2e-real against a real cluster" says.
+# and PVE_POOL as docs/guides/simulator-and-conformance.md ("Conformance suite and make e2e-real
+# against a real cluster") says.
 # One package at a time: each refuses to start unless the VMID range is empty, and removes what it
 # made at the end (`go run ./cmd/pve-conformance cleanup` after an interrupted run). `make test` runs
 # both against the simulator.
 e2e-real: tools
-	@[ -n "$$PVE_ENDPOINT" ] || { echo "e2e-real: PVE_ENDPOINT is not set: see the README's section on running against a real cluster"; exit 1; }
+	@[ -n "$$PVE_ENDPOINT" ] || { echo "e2e-real: PVE_ENDPOINT is not set: see docs/guides/simulator-and-conformance.md"; exit 1; }
 	KUBEBUILDER_ASSETS=$(TOOLS_BIN) $(GO) test -count=1 -p 1 -timeout 90m -v ./test/pveconformance/ ./test/e2ereal/
 
 # The benchmark programs (cmd/bench; not part of `make test`): each starts an API server, the
 # simulator (clones 2-5 s, create and start 1 s, /cluster/resources 5 s behind) and the provider
 # binary, and prints its figures with the settings that produced them. Sized to finish in minutes
-# on a busy 2-core machine; the README's performance section gives the full-size commands. Fails
+# on a busy 2-core machine; docs/guides/performance.md gives the full-size commands. Fails
 # only on a correctness failure (duplicate or leaked VM, resource not Ready, revoked credential
 # still sent), never on a timing.
 BENCH = KUBEBUILDER_ASSETS=$(TOOLS_BIN) $(GO) run ./cmd/bench

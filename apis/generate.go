@@ -26,6 +26,9 @@ limitations under the License.
 // The package ships ProxmoxConnection as an MRD that is always Active (see
 // hack/mrdgen), generated from its CRD so the two never disagree.
 //go:generate go run ../hack/mrdgen --crds ../package/crds --out ../package/mrds
+// The API reference (docs/reference), generated from the CRDs so it shows what the
+// API server enforces.
+//go:generate go run ../hack/crdref --crds ../package/crds --out ../docs/reference
 // The managed resources' accessors over their embedded ResourceSpec.
 //go:generate go run ../hack/managedgen --dir ./v1alpha1 --header-file=../hack/boilerplate.go.txt
 

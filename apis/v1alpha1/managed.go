@@ -37,7 +37,7 @@ import (
 type ResourceSpec struct {
 	// WriteConnectionSecretToReference names a Secret in this namespace to
 	// which the resource's connection details are written (the keys of each
-	// kind are listed in the README).
+	// kind are listed on its page under docs/kinds).
 	// +optional
 	WriteConnectionSecretToReference *xpv2.LocalSecretReference `json:"writeConnectionSecretToRef,omitempty"`
 

@@ -100,7 +100,7 @@ func main() {
 // caches, schemes, the event correlator) next to the binary's 38 MiB of code
 // and tables, and Go's default (GOGC=100) lets the heap grow to twice the
 // live part before collecting. 50 keeps the resident set about 10 MiB lower
-// at 2,000 VMs for about 6% more CPU (README, "Performance").
+// at 2,000 VMs for about 6% more CPU (docs/guides/performance.md).
 const defaultGCPercent = 50
 
 // setGCPercent applies defaultGCPercent unless the GOGC environment variable

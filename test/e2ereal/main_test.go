@@ -127,7 +127,7 @@ func require(t *testing.T) {
 func TestRealTargetConfigured(t *testing.T) {
 	require(t)
 	if !tg.IsReal() {
-		t.Skipf("%s is not set: this package ran its simulator twin; `make e2e-real` runs it against a real PVE 9.x (README: \"Conformance suite and make e2e-real against a real cluster\")", pveconformance.EnvEndpoint)
+		t.Skipf("%s is not set: this package ran its simulator twin; `make e2e-real` runs it against a real PVE 9.x (docs/guides/simulator-and-conformance.md)", pveconformance.EnvEndpoint)
 	}
 	t.Logf("target %s, node %s, VMID range %s, run %s", tg.Name(), tg.Node(), tg.VMIDs(), tg.RunID())
 }

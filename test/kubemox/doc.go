@@ -17,7 +17,7 @@ limitations under the License.
 // Package kubemox proves kubemox-migrate on the real-Crossplane stack
 // (cluster/local/crossplane.sh): kubemox-shaped CRDs and objects of every
 // kind with kubemox's finalizers, their guests in the simulator, then
-// plan, export and apply as the README's "Moving from kubemox" tells a
+// plan, export and apply as docs/guides/migration-from-kubemox.md tells a
 // user, with the unhappy paths on the way (two guests of one name, a wrong
 // password, kubemox's operator still running, apply SIGKILLed).
 package kubemox

@@ -442,7 +442,7 @@ func (r *run) applyRefusesOperator(t *testing.T) {
 		t.Fatalf("apply with kubemox running: exit %d, want 2 and the Deployment named", code)
 	}
 	r.checkKubemoxIntact(t)
-	// The human scales kubemox down, as the README says.
+	// The human scales kubemox down, as docs/guides/migration-from-kubemox.md says.
 	d := &appsv1.Deployment{}
 	if err := r.kube.Get(context.Background(), client.ObjectKey{Namespace: operatorNS, Name: operatorName}, d); err != nil {
 		t.Fatal(err)

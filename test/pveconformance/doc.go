@@ -1,8 +1,8 @@
 // Package pveconformance is the conformance suite: what Proxmox VE does on
 // the wire, checked against a Target, the simulator (internal/pvesim) by
 // default and a real PVE 9.x when PVE_ENDPOINT and credentials are set (see
-// config.go for the variables and the README's "Conformance suite against a
-// real cluster"). Every expectation cites the PVE source it comes from:
+// config.go for the variables and docs/guides/simulator-and-conformance.md,
+// "Conformance suite and make e2e-real against a real cluster"). Every expectation cites the PVE source it comes from:
 // repository, file and sub.
 //
 // Targets. NewSimTarget starts a simulator seeded with root@pam (password

@@ -147,7 +147,7 @@ func ensureCertManagerCertificate(ctx context.Context, kube client.Client, cr *v
 		// the API server knows no such resource.
 		return errors.New("certManagerSpec: cert-manager's Certificate kind (cert-manager.io/v1) is not served in this cluster: install cert-manager, or use tlsSecretRef")
 	case kerrors.IsForbidden(err):
-		return errors.New("certManagerSpec: the provider may not manage cert-manager Certificates: bind its ServiceAccount to the ClusterRole in the README (provider-proxmox-cert-manager)")
+		return errors.New("certManagerSpec: the provider may not manage cert-manager Certificates: bind its ServiceAccount to the ClusterRole provider-proxmox-cert-manager (docs/kinds/customcertificate.md)")
 	default:
 		return errors.Wrap(err, "cannot create the cert-manager Certificate")
 	}

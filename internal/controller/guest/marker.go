@@ -27,7 +27,7 @@ import (
 //
 // The kind and cluster fields came later: a marker without them (written
 // before they existed) still parses, and names no kind and no cluster. The
-// format is part of the API (virtualmachine/doc.go, README): changing it
+// format is part of the API (virtualmachine/doc.go, docs/kinds/virtualmachine.md): changing it
 // orphans every existing guest.
 var markerRe = regexp.MustCompile(`^crossplane: ([a-z0-9]([-a-z0-9]*[a-z0-9])?)/([a-z0-9]([-.a-z0-9]*[a-z0-9])?) uid=(\S+?)(?: kind=([A-Za-z][A-Za-z0-9]*))?(?: cluster=([-A-Za-z0-9_.:]+))?\s*$`)
 

@@ -38,7 +38,7 @@ limitations under the License.
 // still parses and names no kind and no cluster. The cluster identity is the
 // provider's --cluster-id, else the UID of the kube-system namespace, else
 // none (Crossplane's default provider RBAC does not grant reading
-// namespaces). The format is part of the API (README, VirtualMachine).
+// namespaces). The format is part of the API (docs/kinds/virtualmachine.md, Identity).
 //
 // The node is never part of the identity: it is looked up from the VMID on
 // every poll (the per-connection /cluster/resources memo), so a migrated

@@ -33,7 +33,7 @@ import (
 // The kubemox shapes of issue 23, written as a kubemox user writes them
 // (our own manifests, in kubemox's field names), applied to the API server
 // and the provider with the simulator. Each becomes Ready, or shows the
-// condition the README documents.
+// condition docs/kinds/virtualmachinetemplate.md documents.
 
 // talosShapes are a template from a disk image shipped as .iso (content
 // iso, as kubemox's Talos example), a VM cloned from it, a scratch VM with
