@@ -67,7 +67,8 @@ func (s *Server) checkNewDiskStorages(node string, set map[string]string) error 
 			return errInternal("storage '%s' does not exist", m[1])
 		}
 		if !st.supports("images") {
-			return errInternal("storage '%s' does not support vm images", m[1])
+			// qemu-server API2/Qemu.pm $check_storage_access: raise_param_exc, a 400.
+			return errParam("storage", fmt.Sprintf("storage '%s' does not support vm images", m[1]))
 		}
 	}
 	return nil

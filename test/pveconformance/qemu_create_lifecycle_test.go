@@ -126,9 +126,6 @@ func TestQemuCreateChecksDiskStoragesBeforeForking(t *testing.T) {
 	})
 	t.Run("StorageWithoutImages", func(t *testing.T) {
 		tg := tg.in(t)
-		if _, ok := tg.Sim(); ok {
-			t.Skip("the simulator answers this 500 with the text as message, where PVE raises a parameter error (400, errors.storage): qemu_lifecycle.go's check is to become a parameter error")
-		}
 		res := create(tg.ContentStorage() + ":1")
 		if res.Status != http.StatusBadRequest || res.Errors()["storage"] != "storage '"+tg.ContentStorage()+"' does not support vm images" {
 			t.Errorf("scsi0 on %s (no images content): %s %s", tg.ContentStorage(), res.StatusLine, res.Text)
