@@ -33,12 +33,17 @@ func (c *tcase) createCT(purpose string, extra ...string) int {
 // read back, the features and mount point as sent.
 func TestLXCCreate(t *testing.T) {
 	tg := target(t, pvesim.Options{})
-	covers(tg, "POST /nodes/{node}/lxc vmid ostemplate unprivileged password ssh-public-keys hostname description cores memory swap rootfs mp[n] net[n] features tags onboot")
+	covers(tg, "POST /nodes/{node}/lxc vmid ostemplate unprivileged password ssh-public-keys hostname description cores memory swap rootfs mp[n] net[n] features tags onboot nameserver searchdomain")
 	id := tg.createCT("create", "password", "not-a-secret-1", "ssh-public-keys", "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBnL0mBQ6W3oDXx8r3Eo3mOeCrk8rJg2yJ0t1kJvU5bq cf",
 		"description", "conformance", "cores", "1", "swap", "128", "mp0", tg.Storage()+":1,mp=/data", "net0", "name=eth0,bridge=vmbr0,ip=dhcp",
-		"features", "nesting=1", "tags", "conformance", "onboot", "0")
+		"features", "nesting=1", "tags", "conformance", "onboot", "0", "nameserver", "192.0.2.53", "searchdomain", "example.test")
 	var cfg map[string]any
 	tg.data(tg.guestPath("lxc", id, "/config"), nil, &cfg)
+	// nameserver and searchdomain are plain strings in pve-container's
+	// schema (src/PVE/LXC/Config.pm $confdesc), kept as sent.
+	if cfg["nameserver"] != "192.0.2.53" || cfg["searchdomain"] != "example.test" {
+		t.Errorf("nameserver=%#v searchdomain=%#v", cfg["nameserver"], cfg["searchdomain"])
+	}
 	vm := "vm-" + strconv.Itoa(id) + "-disk-"
 	if r, _ := cfg["rootfs"].(string); !strings.Contains(r, vm) || !strings.Contains(r, "size=1G") {
 		t.Errorf("rootfs %v", cfg["rootfs"])
@@ -170,18 +175,19 @@ func TestLXCSnapshotsTemplateAndClone(t *testing.T) {
 // update_pct_config), the rootfs may be re-sent unchanged.
 func TestLXCConfigEverySpecKey(t *testing.T) {
 	tg := target(t, pvesim.Options{})
-	covers(tg, "PUT /nodes/{node}/lxc/{vmid}/config hostname description cores memory swap rootfs mp[n] net[n] features tags onboot delete")
+	covers(tg, "PUT /nodes/{node}/lxc/{vmid}/config hostname description cores memory swap rootfs mp[n] net[n] features tags onboot nameserver searchdomain delete")
 	id := tg.createCT("ctspec", "cpulimit", "1")
 	var cfg map[string]any
 	tg.data(tg.guestPath("lxc", id, "/config"), nil, &cfg)
 	p := Params("hostname", tg.GuestName("ctspec2"), "description", "updated", "cores", "2", "memory", "300", "swap", "64",
 		"rootfs", cfg["rootfs"].(string), "mp1", tg.Storage()+":1,mp=/srv", "net1", "name=eth1,bridge=vmbr0,ip=dhcp",
-		"features", "nesting=1,keyctl=1", "tags", "updated", "onboot", "1", "delete", "cpulimit")
+		"features", "nesting=1,keyctl=1", "tags", "updated", "onboot", "1", "nameserver", "192.0.2.54 192.0.2.55", "searchdomain", "updated.test", "delete", "cpulimit")
 	if res := tg.raw(http.MethodPut, tg.guestPath("lxc", id, "/config"), p); res.Status != http.StatusOK {
 		t.Fatalf("PUT config: %s %s", res.StatusLine, res.Text)
 	}
 	tg.data(tg.guestPath("lxc", id, "/config"), nil, &cfg)
-	if m, _ := cfg["mp1"].(string); !strings.Contains(m, "vm-"+strconv.Itoa(id)+"-disk-") || cfg["features"] != "nesting=1,keyctl=1" || cfg["hostname"] != tg.GuestName("ctspec2") {
+	if m, _ := cfg["mp1"].(string); !strings.Contains(m, "vm-"+strconv.Itoa(id)+"-disk-") || cfg["features"] != "nesting=1,keyctl=1" || cfg["hostname"] != tg.GuestName("ctspec2") ||
+		cfg["nameserver"] != "192.0.2.54 192.0.2.55" || cfg["searchdomain"] != "updated.test" {
 		t.Errorf("config after update: %v", cfg)
 	}
 }

@@ -20,7 +20,7 @@ import (
 func TestQemuCreateFromScratch(t *testing.T) {
 	tg := target(t, pvesim.Options{})
 	covers(tg, "POST /nodes/{node}/qemu vmid name description cores sockets memory scsihw boot scsi[n] virtio[n] sata[n] ide[n] net[n] "+
-		"ciuser cipassword sshkeys searchdomain nameserver ciupgrade ipconfig[n] tags onboot agent")
+		"ciuser cipassword sshkeys searchdomain nameserver ciupgrade ipconfig[n] tags onboot agent cpu numa balloon")
 	id := tg.vmid()
 	st := tg.Storage()
 	p := Params("vmid", strconv.Itoa(id), "name", tg.GuestName("scratch"), "pool", tg.Pool(), "description", "conformance",
@@ -28,7 +28,7 @@ func TestQemuCreateFromScratch(t *testing.T) {
 		"scsi0", st+":1", "virtio1", st+":1", "sata2", st+":1", "ide2", st+":cloudinit", "net0", "virtio,bridge=vmbr0",
 		"ciuser", "conformance", "cipassword", "not-a-secret-1", "sshkeys", "ssh-ed25519%20AAAAC3NzaC1lZDI1NTE5AAAAIBnL0mBQ6W3oDXx8r3Eo3mOeCrk8rJg2yJ0t1kJvU5bq%20cf",
 		"searchdomain", "example.test", "nameserver", "192.0.2.53", "ciupgrade", "0", "ipconfig0", "ip=192.0.2.10/24,gw=192.0.2.1",
-		"tags", "conformance", "onboot", "0", "agent", "1")
+		"tags", "conformance", "onboot", "0", "agent", "1", "cpu", "host", "numa", "1", "balloon", "512")
 	tg.mustTask(http.MethodPost, "/nodes/"+url.PathEscape(tg.Node())+"/qemu", p)
 	t.Cleanup(func() { tg.destroy("qemu", id) })
 
@@ -36,6 +36,11 @@ func TestQemuCreateFromScratch(t *testing.T) {
 	tg.data(tg.guestPath("qemu", id, "/config"), nil, &cfg)
 	if cfg["cores"] != float64(2) || cfg["memory"] != "1024" || cfg["onboot"] != float64(0) || cfg["agent"] != "1" || cfg["cipassword"] != "**********" {
 		t.Errorf("types: cores=%#v memory=%#v onboot=%#v agent=%#v cipassword=%#v", cfg["cores"], cfg["memory"], cfg["onboot"], cfg["agent"], cfg["cipassword"])
+	}
+	// cpu is a property string, numa a boolean and balloon an integer in
+	// qemu-server's schema (PVE/QemuServer.pm $confdesc, CPUConfig.pm).
+	if cfg["cpu"] != "host" || cfg["numa"] != float64(1) || cfg["balloon"] != float64(512) {
+		t.Errorf("cpu=%#v numa=%#v balloon=%#v", cfg["cpu"], cfg["numa"], cfg["balloon"])
 	}
 	for _, dev := range []string{"scsi0", "virtio1", "sata2"} {
 		if v, _ := cfg[dev].(string); !strings.Contains(v, "vm-"+strconv.Itoa(id)+"-disk-") || !strings.Contains(v, "size=1G") {
@@ -218,7 +223,7 @@ func (c *tcase) qemuSpecUpdate(purpose string) url.Values {
 		"ide2", st+":cloudinit", "net1", "virtio,bridge=vmbr0", "ciuser", "u", "cipassword", "not-a-secret-2",
 		"sshkeys", "ssh-ed25519%20AAAAC3NzaC1lZDI1NTE5AAAAIBnL0mBQ6W3oDXx8r3Eo3mOeCrk8rJg2yJ0t1kJvU5bq%20cf",
 		"searchdomain", "example.test", "nameserver", "192.0.2.53", "ciupgrade", "1", "ipconfig0", "ip=dhcp",
-		"tags", "updated", "onboot", "1", "agent", "1", "delete", "tablet")
+		"tags", "updated", "onboot", "1", "agent", "1", "cpu", "x86-64-v2-AES", "numa", "1", "balloon", "256", "delete", "tablet")
 }
 
 // Every spec key through PUT config (synchronous; a stopped VM applies all
@@ -227,9 +232,9 @@ func (c *tcase) qemuSpecUpdate(purpose string) url.Values {
 func TestQemuConfigEverySpecKey(t *testing.T) {
 	tg := target(t, pvesim.Options{})
 	covers(tg, "PUT /nodes/{node}/qemu/{vmid}/config name description cores sockets memory scsihw boot scsi[n] virtio[n] sata[n] ide[n] net[n] "+
-		"ciuser cipassword sshkeys searchdomain nameserver ciupgrade ipconfig[n] tags onboot agent delete",
+		"ciuser cipassword sshkeys searchdomain nameserver ciupgrade ipconfig[n] tags onboot agent cpu numa balloon delete",
 		"POST /nodes/{node}/qemu/{vmid}/config name description cores sockets memory scsihw boot scsi[n] virtio[n] sata[n] ide[n] net[n] "+
-			"ciuser cipassword sshkeys searchdomain nameserver ciupgrade ipconfig[n] tags onboot agent delete")
+			"ciuser cipassword sshkeys searchdomain nameserver ciupgrade ipconfig[n] tags onboot agent cpu numa balloon delete")
 	for _, method := range []string{http.MethodPut, http.MethodPost} {
 		id := tg.createVM("spec", "tablet", "1")
 		res := tg.raw(method, tg.guestPath("qemu", id, "/config"), tg.qemuSpecUpdate("spec-"+strings.ToLower(method)))
@@ -243,7 +248,8 @@ func TestQemuConfigEverySpecKey(t *testing.T) {
 		}
 		var cfg map[string]any
 		tg.data(tg.guestPath("qemu", id, "/config"), nil, &cfg)
-		if cfg["memory"] != "640" || cfg["cores"] != float64(2) || cfg["tablet"] != nil || cfg["onboot"] != float64(1) || cfg["tags"] != "updated" {
+		if cfg["memory"] != "640" || cfg["cores"] != float64(2) || cfg["tablet"] != nil || cfg["onboot"] != float64(1) || cfg["tags"] != "updated" ||
+			cfg["cpu"] != "x86-64-v2-AES" || cfg["numa"] != float64(1) || cfg["balloon"] != float64(256) {
 			t.Errorf("%s: config after update: %v", method, cfg)
 		}
 		for _, dev := range []string{"scsi1", "virtio2", "sata3"} {

@@ -7,8 +7,8 @@ import "strings"
 // listed, except those the provider's own tests send.
 const (
 	qemuSpecParams = "name description cores sockets memory hostpci[n] scsihw boot scsi[n] virtio[n] sata[n] ide[n] net[n] " +
-		"ciuser cipassword sshkeys searchdomain nameserver ciupgrade ipconfig[n] cicustom tags onboot agent"
-	lxcSpecParams = "hostname description cores memory swap rootfs mp[n] net[n] features tags onboot"
+		"ciuser cipassword sshkeys searchdomain nameserver ciupgrade ipconfig[n] cicustom tags onboot agent cpu numa balloon"
+	lxcSpecParams = "hostname description cores memory swap rootfs mp[n] net[n] features tags onboot nameserver searchdomain"
 )
 
 // endpoints is the client layer's surface (internal/clients/proxmox: the
