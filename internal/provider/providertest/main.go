@@ -92,10 +92,12 @@ func (h *Harness) Namespace(t testing.TB, prefix string) string {
 // Eventually polls cond every interval (first at once) until it holds,
 // failing t with failure's message once timeout has passed: the polling is
 // apimachinery's wait.PollUntilContextTimeout; what is added is the test's
-// failure message, which the library's error cannot carry.
+// failure message, which the library's error cannot carry. It polls under a
+// context of its own, not t.Context(): the testing package cancels that one
+// before the Cleanup functions run, where waits for deletions happen.
 func Eventually(t testing.TB, timeout, interval time.Duration, cond func() bool, failure func() string) {
 	t.Helper()
-	err := wait.PollUntilContextTimeout(t.Context(), interval, timeout, true, func(context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(context.Background(), interval, timeout, true, func(context.Context) (bool, error) {
 		return cond(), nil
 	})
 	if err != nil {
