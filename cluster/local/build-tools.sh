@@ -8,7 +8,11 @@
 #               directory in function-patch-and-transform-package/ beside bin/
 #   lint        golangci-lint
 #   monitoring  promtool (checks examples/monitoring's PrometheusRule), built without Prometheus's
-#               service-discovery plugins (tag remove_all_sd), which promtool's rule checks never use
+#               service-discovery plugins (tag remove_all_sd), which promtool's rule checks never use,
+#               and the prometheus-operator CRDs (ServiceMonitor, PodMonitor, PrometheusRule) in
+#               prometheus-operator-crds/ beside bin/, generated with controller-gen from the
+#               operator's API module (it publishes its CRDs as YAML only in its root module, which
+#               the module proxy does not serve), so examples/monitoring validates offline
 #
 # The binaries live outside the checkout so that a fresh clone on the same machine (CI)
 # reuses them; each carries a version stamp, so a rebuild happens only when a version here
@@ -21,7 +25,7 @@
 #
 # Environment: PROVIDER_PROXMOX_CACHE (default ${XDG_CACHE_HOME:-$HOME/.cache}/provider-proxmox),
 # K8S_VERSION, ETCD_VERSION, XP_CORE_VERSION, XP_CLI_VERSION, GCR_VERSION, FN_PAT_VERSION,
-# GOLANGCI_LINT_VERSION, PROMETHEUS_VERSION.
+# GOLANGCI_LINT_VERSION, PROMETHEUS_VERSION, PROMETHEUS_OPERATOR_VERSION, CONTROLLER_TOOLS_VERSION.
 set -euo pipefail
 
 K8S_VERSION=${K8S_VERSION:-1.35.4}
@@ -37,6 +41,10 @@ FN_PAT_VERSION=${FN_PAT_VERSION:-0.10.7}
 GOLANGCI_LINT_VERSION=${GOLANGCI_LINT_VERSION:-2.15.0}
 # The Go module version of Prometheus (v0.316.0 is Prometheus 3.16.0's module tag).
 PROMETHEUS_VERSION=${PROMETHEUS_VERSION:-0.316.0}
+# github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring, the operator's API types.
+PROMETHEUS_OPERATOR_VERSION=${PROMETHEUS_OPERATOR_VERSION:-0.95.2}
+# controller-gen, as go.mod's tool directive pins it for make generate.
+CONTROLLER_TOOLS_VERSION=${CONTROLLER_TOOLS_VERSION:-0.20.0}
 CACHE_DIR=${PROVIDER_PROXMOX_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/provider-proxmox}
 BIN=$CACHE_DIR/bin
 K8S_BINARIES=(kube-apiserver kubectl kube-controller-manager)
@@ -270,6 +278,32 @@ EOF
 	install_binary promtool "$PROMETHEUS_VERSION"
 }
 
+po_crds_ok() {
+	[ "$(cat "$CACHE_DIR/prometheus-operator-crds/.version" 2>/dev/null)" = "$PROMETHEUS_OPERATOR_VERSION/$CONTROLLER_TOOLS_VERSION" ]
+}
+
+# The operator's CRDs the examples use, generated from its v1 API types the way its own
+# Makefile does (controller-gen crd), into a fresh directory moved into place when complete.
+build_prometheus_operator_crds() {
+	po_crds_ok && return 0
+	local api=github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring out=$WORK/po-crds kind
+	new_module "$WORK/po" local/prometheus-operator-crds 1.26.0 <<EOF
+require $api v$PROMETHEUS_OPERATOR_VERSION
+EOF
+	printf 'package crds\n\nimport _ "%s/v1"\n' "$api" >"$WORK/po/crds.go"
+	(cd "$WORK/po" && go mod tidy &&
+		timed "prometheus-operator CRDs v$PROMETHEUS_OPERATOR_VERSION" \
+			go run "sigs.k8s.io/controller-tools/cmd/controller-gen@v$CONTROLLER_TOOLS_VERSION" \
+			crd:crdVersions=v1,allowDangerousTypes=true paths="$api/v1" output:crd:dir="$out/all")
+	mkdir -p "$out/keep"
+	for kind in servicemonitors podmonitors prometheusrules; do
+		mv "$out/all/monitoring.coreos.com_$kind.yaml" "$out/keep/"
+	done
+	echo "$PROMETHEUS_OPERATOR_VERSION/$CONTROLLER_TOOLS_VERSION" >"$out/keep/.version"
+	rm -rf "$CACHE_DIR/prometheus-operator-crds"
+	mv "$out/keep" "$CACHE_DIR/prometheus-operator-crds"
+}
+
 envtest_ok() { k8s_ok && stamp_ok etcd "$ETCD_VERSION"; }
 crossplane_ok() {
 	stamp_ok crossplane-core "$XP_CORE_VERSION" && xp_crds_ok && stamp_ok crossplane-rbac-manager "$XP_CORE_VERSION" &&
@@ -277,7 +311,7 @@ crossplane_ok() {
 		stamp_ok function-patch-and-transform "$FN_PAT_VERSION" && fn_pat_package_ok
 }
 lint_ok() { stamp_ok golangci-lint "$GOLANGCI_LINT_VERSION"; }
-monitoring_ok() { stamp_ok promtool "$PROMETHEUS_VERSION"; }
+monitoring_ok() { stamp_ok promtool "$PROMETHEUS_VERSION" && po_crds_ok; }
 
 build_set() { # SET
 	case $1 in
@@ -290,7 +324,7 @@ build_set() { # SET
 		build_function_patch_and_transform
 		;;
 	lint) build_golangci_lint ;;
-	monitoring) build_promtool ;;
+	monitoring) build_promtool; build_prometheus_operator_crds ;;
 	esac
 }
 

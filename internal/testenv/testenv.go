@@ -153,14 +153,26 @@ func Tool(name string) (string, error) {
 // CrossplaneCRDDir holds Crossplane's own CRDs (XRDs, Compositions, activation policies,
 // ...), which build-tools.sh copies from the Crossplane core module into the tool cache.
 func CrossplaneCRDDir() (string, error) {
+	return cachedCRDDir("crossplane-crds", "Crossplane's CRDs")
+}
+
+// PrometheusOperatorCRDDir holds the prometheus-operator CRDs examples/monitoring uses
+// (ServiceMonitor, PodMonitor, PrometheusRule), which build-tools.sh generates from the
+// operator's API module into the tool cache.
+func PrometheusOperatorCRDDir() (string, error) {
+	return cachedCRDDir("prometheus-operator-crds", "The prometheus-operator CRDs")
+}
+
+// cachedCRDDir is the directory name in the tool cache, or an error saying how to build it.
+func cachedCRDDir(name, what string) (string, error) {
 	cache, err := toolCacheDir()
 	if err != nil {
 		return "", err
 	}
-	dir := filepath.Join(cache, "crossplane-crds")
+	dir := filepath.Join(cache, name)
 	if _, err := os.Stat(dir); err != nil {
-		return "", errors.Wrapf(err, "Crossplane's CRDs are not in %s: run `make tools` "+
-			"(or set %s=1 to skip integration tests)", dir, SkipEnvVar)
+		return "", errors.Wrapf(err, "%s are not in %s: run `make tools` "+
+			"(or set %s=1 to skip integration tests)", what, dir, SkipEnvVar)
 	}
 	return dir, nil
 }

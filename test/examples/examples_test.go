@@ -128,13 +128,14 @@ type validationResult struct {
 }
 
 // TestExamplesValidate runs `crossplane resource validate` offline over examples/
-// and package/mrds, against our CRDs, Crossplane's own and the examples' XRDs. Only
+// and package/mrds, against our CRDs, Crossplane's own, prometheus-operator's and the
+// examples' XRDs. Only
 // a Composition's function input may lack a schema (functions publish none here).
 func TestExamplesValidate(t *testing.T) {
-	cli, crossplaneCRDs := validator(t)
+	cli, crdDirs := validator(t)
 	examples := readManifests(t, examplesDir)
 	mrds := readManifests(t, mrdDir)
-	extensions := []string{crdDir, crossplaneCRDs}
+	extensions := append([]string{crdDir}, crdDirs...)
 	if xrds := writeXRDs(t, examples); xrds != "" {
 		extensions = append(extensions, xrds)
 	}
@@ -176,19 +177,27 @@ func TestExamplesValidate(t *testing.T) {
 	}
 }
 
-func validator(t *testing.T) (cli, crossplaneCRDs string) {
+// validator is the Crossplane CLI and the CRD directories the examples validate
+// against beyond ours: Crossplane's and prometheus-operator's (examples/monitoring).
+func validator(t *testing.T) (cli string, crdDirs []string) {
 	t.Helper()
 	cli, err := testenv.Tool("crossplane")
-	if err == nil {
-		crossplaneCRDs, err = testenv.CrossplaneCRDDir()
+	for _, dir := range []func() (string, error){testenv.CrossplaneCRDDir, testenv.PrometheusOperatorCRDDir} {
+		if err != nil {
+			break
+		}
+		var d string
+		if d, err = dir(); err == nil {
+			crdDirs = append(crdDirs, d)
+		}
 	}
 	if err != nil {
 		if os.Getenv(testenv.SkipEnvVar) == "1" {
-			t.Skipf("%s=1 and the Crossplane CLI or CRDs are not built: %v", testenv.SkipEnvVar, err)
+			t.Skipf("%s=1 and the Crossplane CLI or the CRDs are not built: %v", testenv.SkipEnvVar, err)
 		}
 		t.Fatal(err)
 	}
-	return cli, crossplaneCRDs
+	return cli, crdDirs
 }
 
 // writeXRDs writes the examples' XRDs into one file for --extensions, so the XRs
