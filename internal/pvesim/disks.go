@@ -67,9 +67,9 @@ func isLXCDiskKey(k string) bool {
 
 // driveVolume returns the volume part of a drive value and its other options.
 func driveVolume(value string) (string, map[string]string) {
-	parts, err := splitPropertyString(value)
+	parts := propertyParts(value)
 	opts := map[string]string{}
-	if err != nil || len(parts) == 0 {
+	if len(parts) == 0 {
 		return "", opts
 	}
 	vol := ""
@@ -81,7 +81,7 @@ func driveVolume(value string) (string, map[string]string) {
 		case ok && (k == "file" || k == "volume"):
 			vol = v
 		case ok:
-			opts[k] = unquote(v)
+			opts[k] = v
 		}
 	}
 	return vol, opts

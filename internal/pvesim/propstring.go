@@ -32,28 +32,52 @@ type PropKey struct {
 // propError is a property-string error: "key: message".
 type propError struct{ key, msg string }
 
-// parsePropertyString parses PVE's "default,key=value,key2=\"quoted,value\"" syntax and
-// checks keys, types and enums against f. Aliased keys are stored under their target.
+// parsePropertyString parses PVE's "default,key=value" syntax as pve-common's
+// parse_property_string does: the string is split on every comma (PVE knows
+// no quoting), blank parts are skipped, a part is key=value with both sides
+// non-empty or a bare value of the default key. Keys, types and enums are
+// checked against f; aliased keys are stored under their target.
 func parsePropertyString(f *PropFormat, s string) (map[string]string, error) {
-	parts, err := splitPropertyString(s)
-	if err != nil {
-		return nil, err
-	}
 	out := map[string]string{}
-	for _, part := range parts {
+	for _, part := range propertyParts(s) {
 		key, value, hasEq := strings.Cut(part, "=")
-		if !hasEq {
-			if f.DefaultKey == "" {
-				return nil, &propError{key: part, msg: "property is not defined in schema and the schema does not allow additional properties"}
-			}
+		switch {
+		case hasEq && (key == "" || value == ""):
+			return nil, errMissingKey
+		case !hasEq && f.DefaultKey == "":
+			return nil, &propError{key: part, msg: "property is not defined in schema and the schema does not allow additional properties"}
+		case !hasEq:
 			key, value = f.DefaultKey, part
 		}
-		if err := storeProperty(f, out, key, unquote(value)); err != nil {
+		if err := storeProperty(f, out, key, value); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
 }
+
+// propertyParts splits a property string as parse_property_string does:
+// on every comma, blank parts skipped.
+func propertyParts(s string) []string {
+	var parts []string
+	for _, part := range strings.Split(s, ",") {
+		if strings.TrimSpace(part) != "" {
+			parts = append(parts, part)
+		}
+	}
+	return parts
+}
+
+// propDie is a message parse_property_string dies with before any key is
+// checked; check_prop reports it as "invalid format - " and the message,
+// with no key (unlike check_object's per-key errors, propError).
+type propDie string
+
+func (d propDie) Error() string { return string(d) }
+
+// errMissingKey is the die for a part with "=" that is not key=value (PVE's
+// /^([^=]+)=(.+)$/ does not match): "=x", "x=".
+const errMissingKey propDie = "missing key in comma-separated list property"
 
 func storeProperty(f *PropFormat, out map[string]string, key, value string) error {
 	pk, ok := f.Keys[key]
@@ -69,7 +93,7 @@ func storeProperty(f *PropFormat, out map[string]string, key, value string) erro
 		return storeProperty(f, out, pk.Alias, value)
 	}
 	if _, dup := out[key]; dup {
-		return &propError{key: key, msg: "duplicate key in comma-separated list property"}
+		return propDie("duplicate key in comma-separated list property: " + key)
 	}
 	if pk.Type == TypeBoolean {
 		value = parseBoolean(value)
@@ -100,47 +124,6 @@ func parseBoolean(v string) string {
 		return "1"
 	case "0", "off", "no", "false":
 		return "0"
-	}
-	return v
-}
-
-// splitPropertyString splits on commas outside double quotes.
-func splitPropertyString(s string) ([]string, error) {
-	var parts []string
-	var cur strings.Builder
-	inQuote := false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '"':
-			inQuote = !inQuote
-			cur.WriteByte(c)
-		case c == '\\' && inQuote && i+1 < len(s):
-			cur.WriteByte(c)
-			i++
-			cur.WriteByte(s[i])
-		case c == ',' && !inQuote:
-			if cur.Len() > 0 {
-				parts = append(parts, cur.String())
-			}
-			cur.Reset()
-		default:
-			cur.WriteByte(c)
-		}
-	}
-	if inQuote {
-		return nil, &propError{key: "value", msg: "unterminated quoted string"}
-	}
-	if cur.Len() > 0 {
-		parts = append(parts, cur.String())
-	}
-	return parts, nil
-}
-
-func unquote(v string) string {
-	if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
-		inner := v[1 : len(v)-1]
-		return strings.NewReplacer(`\"`, `"`, `\\`, `\`).Replace(inner)
 	}
 	return v
 }

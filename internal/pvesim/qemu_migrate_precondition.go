@@ -269,18 +269,14 @@ func (lr localResources) addDevice(key, value string, running bool) bool {
 // propOptions reads a property string's key=value pairs, its unnamed first part under
 // defaultKey.
 func propOptions(value, defaultKey string) map[string]string {
-	parts, err := splitPropertyString(value)
 	opts := map[string]string{}
-	if err != nil {
-		return opts
-	}
-	for i, p := range parts {
+	for i, p := range propertyParts(value) {
 		k, v, ok := strings.Cut(p, "=")
 		if !ok && i == 0 {
 			opts[defaultKey] = p
 			continue
 		}
-		opts[k] = unquote(v)
+		opts[k] = v
 	}
 	return opts
 }

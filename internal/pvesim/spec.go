@@ -1,6 +1,7 @@
 package pvesim
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -265,7 +266,12 @@ func checkValue(spec *ParamSpec, name, value string) (string, string) {
 		return "", "value does not match the regex pattern"
 	}
 	if spec.Format != nil {
-		if _, err := parsePropertyString(spec.Format, value); err != nil {
+		_, err := parsePropertyString(spec.Format, value)
+		var die propDie
+		switch {
+		case errors.As(err, &die):
+			return "", "invalid format - " + die.Error()
+		case err != nil:
 			return "", fmt.Sprintf("invalid format - format error\n%s.%s", name, err.Error())
 		}
 	}
