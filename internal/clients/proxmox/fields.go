@@ -24,6 +24,10 @@ const (
 	// List is items separated by the field's Sep (tags, nameservers),
 	// compared as a set.
 	List
+	// Size is a volume size: whole GiB in the API, written "<n>G",
+	// compared in bytes with PVE's value in any unit (pve-common's
+	// parse_size: K, M, G, T or bytes).
+	Size
 )
 
 // Apply is how PVE applies a change of a key to a guest.
@@ -39,7 +43,10 @@ const (
 	Hotplug
 	// Reboot keys wait for the next boot of a running guest.
 	Reboot
-	// Grows only grows (disk sizes): a smaller value is refused.
+	// Grows only grows (volume sizes), through PVE's resize call: a
+	// smaller value is refused and named, never sent (qemu-server's
+	// resize_vm dies "shrinking disks is not supported", pve-container's
+	// resize_vm "unable to shrink disk size").
 	Grows
 	// Replaces is fixed when the guest is created: a change is refused and
 	// needs a new guest.
@@ -111,6 +118,18 @@ var QEMUNICFields = tableOf(
 	Field{Key: "mtu", Codec: Number, Apply: Hotplug},
 )
 
+// QEMUDiskFields are the options of a QEMU guest's disk (scsiN, virtioN,
+// sataN, ideN) the provider manages (qemu-server's drive formats).
+var QEMUDiskFields = tableOf(
+	Field{Key: "size", Codec: Size, Apply: Grows},
+)
+
+// LXCVolumeFields are the options of a container's rootfs or mpN the
+// provider manages (pve-container's $rootfs_desc and $mp_desc).
+var LXCVolumeFields = tableOf(
+	Field{Key: "size", Codec: Size, Apply: Grows},
+)
+
 // LXCNICFields are the options of a container's netN the provider manages
 // (pve-container's $netconf_desc), in the order a new value lists them.
 var LXCNICFields = tableOf(
@@ -144,6 +163,14 @@ var LXCFields = tableOf(
 // manage the key: a nil pointer, an empty list, a non-pointer zero.
 func (t FieldTable) Encode(key string, v any) (string, bool) {
 	f := t[key]
+	enc, set := f.encode(v)
+	if set && f.Codec == Size {
+		enc += "G"
+	}
+	return enc, set
+}
+
+func (f Field) encode(v any) (string, bool) {
 	switch x := v.(type) {
 	case *int32:
 		if x == nil {
@@ -188,12 +215,16 @@ func (f Field) separator() string {
 	return f.Sep
 }
 
-// Decode reads key's wire value as an int64 (Number, a numeric Leading),
-// a bool (Bool), a []string (List) or a string.
+// Decode reads key's wire value as an int64 (Number, a numeric Leading, a
+// Size of whole GiB), a bool (Bool), a []string (List) or a string.
 func (t FieldTable) Decode(key, have string) any {
 	f := t[key]
 	have = strings.TrimSpace(have)
 	switch f.Codec {
+	case Size:
+		if b, ok := sizeBytes(have); ok && b%(1<<30) == 0 {
+			return b >> 30
+		}
 	case Number:
 		n, _ := strconv.ParseInt(have, 10, 64)
 		return n
@@ -238,9 +269,29 @@ func (t FieldTable) Same(key, want, have string, present bool) bool {
 		return leadingValue(want) == leadingValue(have)
 	case List:
 		return sameSet(listItems(want), listItems(have))
+	case Size:
+		w, okW := sizeBytes(want)
+		h, okH := sizeBytes(have)
+		return okW && okH && w == h
 	case Text: // verbatim, compared above
 	}
 	return false
+}
+
+// Grows compares want with the guest's value of a Grows key (have), both
+// sizes: grow when want is larger, shrink when smaller; neither for a key
+// of another mode, or when either side cannot be read (nothing is changed
+// on a guess).
+func (t FieldTable) Grows(key, want, have string) (grow, shrink bool) {
+	if f, ok := t[key]; !ok || f.Apply != Grows || f.Codec != Size {
+		return false, false
+	}
+	w, okW := sizeBytes(want)
+	h, okH := sizeBytes(have)
+	if !okW || !okH {
+		return false, false
+	}
+	return w > h, w < h
 }
 
 // WaitsForBoot reports whether a change of key written to a running guest

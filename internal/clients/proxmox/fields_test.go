@@ -93,6 +93,10 @@ func TestFieldDefaultsPVESchema(t *testing.T) {
 		"QEMUFields":    {QEMUFields, qemu},
 		"QEMUNICFields": {QEMUNICFields, qemu["net[n]"].formatKeys},
 		"LXCFields":     {LXCFields, lxc},
+		"LXCNICFields":  {LXCNICFields, lxc["net[n]"].formatKeys},
+		// The scsiN drive format holds the options every drive has.
+		"QEMUDiskFields":  {QEMUDiskFields, qemu["scsi[n]"].formatKeys},
+		"LXCVolumeFields": {LXCVolumeFields, lxc["rootfs"].formatKeys},
 	}
 	// cpu's schema names a format (pve-vm-cpu-conf) without its keys:
 	// qemu-server's CPUConfig.pm gives cputype's default, kvm64.
@@ -110,7 +114,7 @@ func TestFieldDefaultsPVESchema(t *testing.T) {
 				if diff := cmp.Diff(schemaDefault(p), f.Default); diff != "" {
 					t.Errorf("default of %s: -PVE's schema, +table:\n%s", key, diff)
 				}
-				if want := map[Codec]string{Number: "integer", Bool: "boolean"}[f.Codec]; want != "" && p.Type != want {
+				if want := map[Codec]string{Number: "integer", Bool: "boolean", Size: "string"}[f.Codec]; want != "" && p.Type != want {
 					t.Errorf("%s is a %s in PVE's schema, the table's codec wants %s", key, p.Type, want)
 				}
 			})
@@ -133,6 +137,7 @@ func TestFieldRoundTrip(t *testing.T) {
 		"Leading": {reason: "The CPU type is the default key of cpu.", table: QEMUFields, key: "cpu", value: "host", want: "host"},
 		"List":    {reason: "Tags are ;-separated.", table: LXCFields, key: "tags", value: []string{"a", "b"}, want: []string{"a", "b"}},
 		"Text":    {reason: "A name is itself.", table: LXCFields, key: "hostname", value: "web", want: "web"},
+		"Size":    {reason: "A disk size is whole GiB, written with G.", table: QEMUDiskFields, key: "size", value: int(20), want: int64(20)},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -174,5 +179,49 @@ func TestFieldSame(t *testing.T) {
 				t.Errorf("%s\nSame(%q, %q, %q, %t) = %t, want %t", tc.reason, tc.key, tc.want, tc.have, tc.present, got, tc.same)
 			}
 		})
+	}
+}
+
+// A Grows key (a volume's size) grows and is never shrunk: the comparison
+// is in bytes, whatever unit PVE wrote.
+func TestFieldGrows(t *testing.T) {
+	cases := map[string]struct {
+		reason       string
+		table        FieldTable
+		key          string
+		want, have   string
+		grow, shrink bool
+	}{
+		"Larger":      {reason: "20G on an 8G disk grows it.", table: QEMUDiskFields, key: "size", want: "20G", have: "8G", grow: true},
+		"Smaller":     {reason: "4G on an 8G disk would shrink it.", table: QEMUDiskFields, key: "size", want: "4G", have: "8G", shrink: true},
+		"OtherUnit":   {reason: "PVE may write the size in M.", table: LXCVolumeFields, key: "size", want: "8G", have: "8192M"},
+		"Unreadable":  {reason: "An unknown size changes nothing.", table: LXCVolumeFields, key: "size", want: "8G", have: ""},
+		"NotGrowOnly": {reason: "A key of another mode neither grows nor shrinks.", table: QEMUFields, key: "cores", want: "4", have: "2"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			grow, shrink := tc.table.Grows(tc.key, tc.want, tc.have)
+			if diff := cmp.Diff([2]bool{tc.grow, tc.shrink}, [2]bool{grow, shrink}); diff != "" {
+				t.Errorf("%s\nGrows(%q, %q, %q) [grow shrink]: -want, +got:\n%s", tc.reason, tc.key, tc.want, tc.have, diff)
+			}
+		})
+	}
+}
+
+// A volume's size row only grows: a smaller size is a refusal naming the
+// volume, never a resize, for a VM's disk and a container's rootfs alike.
+func TestGrowsOnlyVolumeSizes(t *testing.T) {
+	vm := Diff(VMSpec{Disks: map[string]VMDisk{"scsi0": {Storage: "local-lvm", SizeGB: 4}}},
+		cfgOf(map[string]string{"scsi0": "local-lvm:base-9000-disk-0/vm-100-disk-0,size=8192M"}))
+	want := VMPlan{Set: map[string]string{}, NewDisks: map[string]string{},
+		Refused: []string{"disk scsi0 is 8192M, the spec asks for 4G: disks are never shrunk"}}
+	if diff := cmp.Diff(want, vm); diff != "" {
+		t.Errorf("a clone's boot disk asked smaller than the template's: -want, +got:\n%s", diff)
+	}
+	ct := DiffLXC(LXCSpec{RootFS: &LXCVolume{Storage: "local-lvm", SizeGB: 16}},
+		cfgOf(map[string]string{"rootfs": "local-lvm:vm-200-disk-0,size=8G"}))
+	wantCT := LXCPlan{Set: map[string]string{}, Resizes: []Resize{{Disk: "rootfs", Size: "16G"}}, Fields: []string{"rootfs"}}
+	if diff := cmp.Diff(wantCT, ct); diff != "" {
+		t.Errorf("a container's rootfs asked larger: -want, +got:\n%s", diff)
 	}
 }

@@ -72,12 +72,12 @@ func importedVolume(cfg GuestConfig, key string) (LXCVolume, bool) {
 		return LXCVolume{}, false
 	}
 	sizeText, _ := ps.Get("size")
-	size, ok := sizeBytes(sizeText)
-	if !ok || size <= 0 || size%(1<<30) != 0 {
+	gib, ok := LXCVolumeFields.Decode("size", sizeText).(int64)
+	if !ok || gib <= 0 {
 		return LXCVolume{}, false
 	}
 	path, _ := ps.Get("mp")
-	return LXCVolume{Storage: st, SizeGB: int(size >> 30), Path: path}, true
+	return LXCVolume{Storage: st, SizeGB: int(gib), Path: path}, true
 }
 
 // importedLXCNICs reads net0, net1, ... up to the first gap or interface

@@ -29,6 +29,9 @@ type LXCVolume struct {
 	Path    string
 }
 
+// options are the volume's options by key of LXCVolumeFields.
+func (v LXCVolume) options() map[string]any { return map[string]any{"size": v.SizeGB} }
+
 // LXCNIC is one container interface (netN): its options by key of
 // LXCNICFields, as the API holds them. Options left unset are not managed,
 // except the name, which defaults to ethN, and the tag: unset is untagged.
@@ -215,7 +218,7 @@ func (p *LXCPlan) diffVolume(key string, want LXCVolume, cfg GuestConfig) {
 		ps.Set("mp", want.Path)
 		p.set(key, ps.String())
 	}
-	switch grow, refused := sizeChange("volume", key, ps, want.SizeGB); {
+	switch grow, refused := growth(LXCVolumeFields, "volume", key, want.options(), ps); {
 	case grow != nil:
 		p.Resizes = append(p.Resizes, *grow)
 		p.Fields = append(p.Fields, key)

@@ -79,13 +79,13 @@ func importedDisk(cfg GuestConfig, key string) (VMDisk, bool) {
 		return VMDisk{}, false
 	}
 	sizeText, _ := ps.Get("size")
-	size, ok := sizeBytes(sizeText)
-	if !ok || size <= 0 || size%(1<<30) != 0 {
+	gib, ok := QEMUDiskFields.Decode("size", sizeText).(int64)
+	if !ok || gib <= 0 {
 		return VMDisk{}, false
 	}
 	st := diskStorage(ps)
 	if st == "" || strings.HasPrefix(st, "/") {
 		return VMDisk{}, false
 	}
-	return VMDisk{Storage: st, SizeGB: int(size >> 30)}, true
+	return VMDisk{Storage: st, SizeGB: int(gib)}, true
 }

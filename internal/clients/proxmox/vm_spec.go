@@ -17,6 +17,9 @@ type VMDisk struct {
 	ImportFrom string
 }
 
+// options are the disk's options by key of QEMUDiskFields.
+func (d VMDisk) options() map[string]any { return map[string]any{"size": d.SizeGB} }
+
 // allocation is the value of a new disk in a create call.
 func (d VMDisk) allocation() string {
 	if d.ImportFrom != "" {
@@ -309,7 +312,7 @@ func diffDisk(p *VMPlan, key string, want VMDisk, cfg GuestConfig) {
 		p.Refused = append(p.Refused, refused)
 		return
 	}
-	switch grow, refused := sizeChange("disk", key, ps, want.SizeGB); {
+	switch grow, refused := growth(QEMUDiskFields, "disk", key, want.options(), ps); {
 	case grow != nil:
 		p.Resizes = append(p.Resizes, *grow)
 		p.Fields = append(p.Fields, key)
@@ -329,21 +332,24 @@ func storageRefusal(noun, key string, ps PropString, want string) string {
 	return fmt.Sprintf("%s %s is on storage %q, the spec asks for %q: %ss are not moved automatically", noun, key, st, want, noun)
 }
 
-// sizeChange compares a volume's size with wantGB: a Resize when it must
-// grow, a refusal (a volume is never shrunk) when the spec asks for less;
-// neither when they match or the size is unknown.
-func sizeChange(noun, key string, ps PropString, wantGB int) (*Resize, string) {
-	sizeText, _ := ps.Get("size")
-	haveBytes, ok := sizeBytes(sizeText)
-	if !ok || wantGB <= 0 {
-		return nil, ""
-	}
-	wantBytes := int64(wantGB) << 30
-	switch {
-	case haveBytes < wantBytes:
-		return &Resize{Disk: key, Size: strconv.Itoa(wantGB) + "G"}, ""
-	case haveBytes > wantBytes:
-		return nil, fmt.Sprintf("%s %s is %s, the spec asks for %dG: %ss are never shrunk", noun, key, sizeText, wantGB, noun)
+// growth compares the Grows options of a volume (a noun: "disk"; key, its
+// value ps) with want (by option of t, as the API holds them): a Resize
+// when the spec asks for more, a refusal naming the field when it asks for
+// less, since PVE only grows them; neither when they match or either side
+// is unknown.
+func growth(t FieldTable, noun, key string, want map[string]any, ps PropString) (*Resize, string) {
+	for _, opt := range t.keys() {
+		enc, set := t.Encode(opt, want[opt])
+		have, _ := ps.Get(opt)
+		if !set {
+			continue
+		}
+		switch grow, shrink := t.Grows(opt, enc, have); {
+		case grow:
+			return &Resize{Disk: key, Size: enc}, ""
+		case shrink:
+			return nil, fmt.Sprintf("%s %s is %s, the spec asks for %s: %ss are never shrunk", noun, key, have, enc, noun)
+		}
 	}
 	return nil, ""
 }
