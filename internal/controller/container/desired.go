@@ -159,6 +159,23 @@ func Imported(s pve.LXCSpec, spec *v1alpha1.ContainerSpec) {
 	spec.Template = t
 }
 
+// lateInit fills the fields spec leaves unset with the container's values
+// (cfg read as pve.ImportedLXCSpec reads it, through the same tables), and
+// reports whether it set any. A template or NIC the spec lacks is not made.
+func lateInit(spec *v1alpha1.ContainerSpec, cfg pve.GuestConfig) bool {
+	is := pve.ImportedLXCSpec(cfg)
+	set := SpecFields.LateInit(spec, is.Config)
+	t := spec.Template
+	if t == nil {
+		return set
+	}
+	set = TemplateFields.LateInit(t, is.Config) || set
+	for i := range min(len(t.Network), len(is.NICs)) {
+		set = NetworkFields.LateInit(&t.Network[i], is.NICs[i].Options) || set
+	}
+	return set
+}
+
 // rootPassword returns root's password from the spec or its Secret, ""
 // when none is set. It must never be logged, evented or written to status.
 func rootPassword(ctx context.Context, keys guest.SecretKeyReader, cr *v1alpha1.Container) (string, error) {

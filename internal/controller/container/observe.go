@@ -84,6 +84,8 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.Container) (managed
 
 // observeOwned compares an owned (or imported) container with the spec.
 func (e *external) observeOwned(ctx context.Context, cr *v1alpha1.Container, o *observation, row *pve.Resource) (managed.ExternalObservation, error) {
+	// Late-init first: what it fills is what the guest has, so no diff.
+	lateInited := guest.MayLateInit(cr) && lateInit(&cr.Spec, o.Cfg)
 	want, err := desiredFrom(ctx, e.secrets, cr)
 	if err != nil {
 		return managed.ExternalObservation{}, err
@@ -125,10 +127,11 @@ func (e *external) observeOwned(ctx context.Context, cr *v1alpha1.Container, o *
 	// Nothing can change while PVE works on the container.
 	upToDate := o.Busy() || (o.converged() && len(o.plan.Refused) == 0)
 	return managed.ExternalObservation{
-		ResourceExists:    true,
-		ResourceUpToDate:  upToDate,
-		ConnectionDetails: connectionDetails(cr, o),
-		Diff:              strings.Join(o.plan.Fields, ","),
+		ResourceExists:          true,
+		ResourceUpToDate:        upToDate,
+		ResourceLateInitialized: lateInited,
+		ConnectionDetails:       connectionDetails(cr, o),
+		Diff:                    strings.Join(o.plan.Fields, ","),
 	}, nil
 }
 

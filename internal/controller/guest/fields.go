@@ -70,6 +70,28 @@ func (fs Fields) Fill(obj any, values map[string]any) {
 	}
 }
 
+// LateInit sets the fields of obj (a pointer to the struct) the spec leaves
+// unset (a nil pointer, an empty list, a zero) from values by PVE key, as
+// Fill does, and reports whether it set any. Fields the spec sets are
+// never touched.
+func (fs Fields) LateInit(obj any, values map[string]any) bool {
+	v := reflect.ValueOf(obj)
+	if v.Kind() != reflect.Pointer || v.IsNil() {
+		return false
+	}
+	changed := false
+	for _, f := range fs {
+		val, ok := values[f.Key]
+		fv, found := fieldByJSON(v.Elem(), f.Path)
+		if !ok || !found || !fv.IsZero() {
+			continue
+		}
+		assign(fv, reflect.ValueOf(val))
+		changed = changed || !fv.IsZero()
+	}
+	return changed
+}
+
 // fieldByJSON finds the field of struct s whose JSON name is name, looking
 // into inlined (embedded) structs.
 func fieldByJSON(s reflect.Value, name string) (reflect.Value, bool) {

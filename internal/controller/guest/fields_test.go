@@ -70,3 +70,42 @@ func TestFieldsFill(t *testing.T) {
 		})
 	}
 }
+
+func TestFieldsLateInit(t *testing.T) {
+	cases := map[string]struct {
+		reason  string
+		spec    v1alpha1.VirtualMachineHardware
+		values  map[string]any
+		want    v1alpha1.VirtualMachineHardware
+		changed bool
+	}{
+		"FillsUnset": {
+			reason:  "Unset fields take the guest's values, a false behind a pointer included.",
+			values:  map[string]any{"cores": int64(4), "numa": false, "cpu": "host"},
+			want:    v1alpha1.VirtualMachineHardware{Cores: 4, NUMA: ptr.To(false), CPU: "host"},
+			changed: true,
+		},
+		"KeepsSet": {
+			reason: "A field the spec sets is never overwritten, even when the guest differs.",
+			spec:   v1alpha1.VirtualMachineHardware{Cores: 2, NUMA: ptr.To(true)},
+			values: map[string]any{"cores": int64(4), "numa": false},
+			want:   v1alpha1.VirtualMachineHardware{Cores: 2, NUMA: ptr.To(true)},
+		},
+		"ZeroIsNoChange": {
+			reason: "A zero the field reads as unset is no late-init.",
+			values: map[string]any{"cores": int64(0)},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := tc.spec
+			changed := testFields.LateInit(&got, tc.values)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\nLateInit: -want, +got:\n%s", tc.reason, diff)
+			}
+			if changed != tc.changed {
+				t.Errorf("%s\nLateInit reported %t, want %t", tc.reason, changed, tc.changed)
+			}
+		})
+	}
+}

@@ -161,6 +161,23 @@ func Imported(s pve.VMSpec, spec *v1alpha1.VirtualMachineSpec) {
 	spec.VMSpec = &v1alpha1.VirtualMachineScratchSpec{VirtualMachineHardware: hw}
 }
 
+// lateInit fills the fields spec leaves unset with the guest's values (cfg
+// read as pve.ImportedSpec reads it, through the same tables), and reports
+// whether it set any. A hardware section or NIC the spec lacks is not made.
+func lateInit(spec *v1alpha1.VirtualMachineSpec, cfg pve.GuestConfig) bool {
+	is := pve.ImportedSpec(cfg)
+	set := SpecFields.LateInit(spec, is.Config)
+	hw := spec.Hardware()
+	if hw == nil {
+		return set
+	}
+	set = HardwareFields.LateInit(hw, is.Config) || set
+	for i := range min(len(hw.Network), len(is.NICs)) {
+		set = NetworkFields.LateInit(&hw.Network[i], is.NICs[i].Options) || set
+	}
+	return set
+}
+
 // passwordNeedsApply reports whether the password must be written again: a
 // new generation (inline) or a new Secret revision (passwordFrom).
 func passwordNeedsApply(cr *v1alpha1.VirtualMachine, pw *guest.CloudInitPassword) bool {

@@ -82,6 +82,8 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.VirtualMachine) (ma
 
 // observeOwned compares an owned (or imported) guest with the spec.
 func (e *external) observeOwned(ctx context.Context, cr *v1alpha1.VirtualMachine, o *observation, row *pve.Resource) (managed.ExternalObservation, error) {
+	// Late-init first: what it fills is what the guest has, so no diff.
+	lateInited := guest.MayLateInit(cr) && lateInit(&cr.Spec, o.Cfg)
 	want, err := desiredFrom(ctx, e.secrets, cr)
 	if err != nil {
 		return managed.ExternalObservation{}, err
@@ -121,10 +123,11 @@ func (e *external) observeOwned(ctx context.Context, cr *v1alpha1.VirtualMachine
 	// Nothing can change while PVE works on the guest.
 	upToDate := o.Busy() || (o.converged() && len(o.plan.Refused) == 0)
 	return managed.ExternalObservation{
-		ResourceExists:    true,
-		ResourceUpToDate:  upToDate,
-		ConnectionDetails: connectionDetails(cr, o),
-		Diff:              strings.Join(o.plan.Fields, ","),
+		ResourceExists:          true,
+		ResourceUpToDate:        upToDate,
+		ResourceLateInitialized: lateInited,
+		ConnectionDetails:       connectionDetails(cr, o),
+		Diff:                    strings.Join(o.plan.Fields, ","),
 	}, nil
 }
 
