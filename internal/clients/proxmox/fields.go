@@ -130,6 +130,15 @@ var LXCVolumeFields = tableOf(
 	Field{Key: "size", Codec: Size, Apply: Grows},
 )
 
+// LXCFeatureFields are the flags of a container's features the provider
+// manages (pve-container's $features_desc); a change waits for the next
+// start. The spec manages them together: a flag it leaves off is removed.
+var LXCFeatureFields = tableOf(
+	Field{Key: "nesting", Codec: Bool, Apply: Reboot, Default: "0"},
+	Field{Key: "keyctl", Codec: Bool, Apply: Reboot, Default: "0"},
+	Field{Key: "fuse", Codec: Bool, Apply: Reboot, Default: "0"},
+)
+
 // LXCNICFields are the options of a container's netN the provider manages
 // (pve-container's $netconf_desc), in the order a new value lists them.
 var LXCNICFields = tableOf(

@@ -95,8 +95,9 @@ func TestFieldDefaultsPVESchema(t *testing.T) {
 		"LXCFields":     {LXCFields, lxc},
 		"LXCNICFields":  {LXCNICFields, lxc["net[n]"].formatKeys},
 		// The scsiN drive format holds the options every drive has.
-		"QEMUDiskFields":  {QEMUDiskFields, qemu["scsi[n]"].formatKeys},
-		"LXCVolumeFields": {LXCVolumeFields, lxc["rootfs"].formatKeys},
+		"QEMUDiskFields":   {QEMUDiskFields, qemu["scsi[n]"].formatKeys},
+		"LXCVolumeFields":  {LXCVolumeFields, lxc["rootfs"].formatKeys},
+		"LXCFeatureFields": {LXCFeatureFields, lxc["features"].formatKeys},
 	}
 	// cpu's schema names a format (pve-vm-cpu-conf) without its keys:
 	// qemu-server's CPUConfig.pm gives cputype's default, kvm64.

@@ -34,8 +34,11 @@ func ImportedLXCSpec(cfg GuestConfig) LXCSpec {
 	s := LXCSpec{Config: importedConfig(LXCFields, cfg)}
 	if f, ok := cfg.Effective("features"); ok {
 		ps := ParsePropString(f)
-		flag := func(k string) bool { v, _ := ps.Get(k); return boolText(v) }
-		s.Features = &LXCFeatures{Nesting: flag("nesting"), Keyctl: flag("keyctl"), Fuse: flag("fuse")}
+		s.Features = map[string]any{}
+		for k := range LXCFeatureFields {
+			v, _ := ps.Get(k)
+			s.Features[k] = LXCFeatureFields.Decode(k, v)
+		}
 	}
 	s.RootFS, s.Mounts = importedVolumes(cfg)
 	s.NICs = importedLXCNICs(cfg)

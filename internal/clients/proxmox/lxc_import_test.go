@@ -21,7 +21,7 @@ func TestImportedLXCSpec(t *testing.T) {
 				"net1":   "name=eth1,bridge=vmbr1,hwaddr=BC:24:11:00:00:02,ip=dhcp,ip6=auto,type=veth",
 				"ostype": "debian", "arch": "amd64", "unprivileged": "1"}),
 			want: LXCSpec{Config: map[string]any{"hostname": "web-ct", "cores": int64(2), "memory": int64(1024), "swap": int64(512)},
-				Features: &LXCFeatures{Nesting: true, Keyctl: true},
+				Features: map[string]any{"nesting": true, "keyctl": true, "fuse": false},
 				RootFS:   &LXCVolume{Storage: "local-lvm", SizeGB: 8},
 				Mounts:   []LXCVolume{{Storage: "local-lvm", SizeGB: 4, Path: "/srv/data"}},
 				NICs: []LXCNIC{{Options: map[string]any{"name": "eth0", "bridge": "vmbr0", "tag": int64(20), "ip": "192.0.2.20/24", "gw": "192.0.2.1"}},

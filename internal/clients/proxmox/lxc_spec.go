@@ -39,11 +39,6 @@ type LXCNIC struct {
 	Options map[string]any
 }
 
-// LXCFeatures are the features the spec manages (nil: not managed).
-type LXCFeatures struct {
-	Nesting, Keyctl, Fuse bool
-}
-
 // LXCSpec is what a Container asks of an LXC guest, in the provider's terms;
 // this package turns it into PVE keys. Zero values mean "not managed".
 type LXCSpec struct {
@@ -53,7 +48,9 @@ type LXCSpec struct {
 	RootFS   *LXCVolume
 	Mounts   []LXCVolume // mp0, mp1, ...
 	NICs     []LXCNIC    // net0, net1, ...
-	Features *LXCFeatures
+	// Features are the flags by key of LXCFeatureFields, as the API holds
+	// them (nil: features not managed; a flag left out or false is off).
+	Features map[string]any
 	// Unprivileged is what the spec says of unprivileged (nil: nothing). PVE
 	// fixes it when the container is created, so it is compared, never set.
 	Unprivileged *bool
@@ -102,7 +99,7 @@ func (s LXCSpec) CreateParams(c LXCCreate) map[string]string {
 		p["net"+strconv.Itoa(i)], _ = lxcNICValue(n, i, "")
 	}
 	if s.Features != nil {
-		p["features"], _ = featuresValue(*s.Features, "")
+		p["features"], _ = featuresValue(s.Features, "")
 	}
 	return p
 }
@@ -146,7 +143,7 @@ func DiffLXC(s LXCSpec, cfg GuestConfig) LXCPlan {
 	}
 	if s.Features != nil {
 		have, _ := cfg.Effective("features")
-		switch v, changed := featuresValue(*s.Features, have); {
+		switch v, changed := featuresValue(s.Features, have); {
 		case changed && v == "":
 			p.Delete = append(p.Delete, "features")
 			p.Fields = append(p.Fields, "features")
@@ -254,20 +251,19 @@ func lxcNICValue(want LXCNIC, i int, have string) (string, bool) {
 
 // featuresValue returns the features value with the spec's flags applied to
 // what the container has, keeping the flags the spec does not manage.
-func featuresValue(want LXCFeatures, have string) (string, bool) {
+func featuresValue(want map[string]any, have string) (string, bool) {
 	ps := ParsePropString(have)
 	changed := false
-	for _, f := range []struct {
-		key string
-		on  bool
-	}{{"nesting", want.Nesting}, {"keyctl", want.Keyctl}, {"fuse", want.Fuse}} {
-		cur, _ := ps.Get(f.key)
+	for _, k := range LXCFeatureFields.keys() {
+		enc, _ := LXCFeatureFields.Encode(k, want[k])
+		on := boolText(enc)
+		cur, _ := ps.Get(k)
 		switch {
-		case f.on && !boolText(cur):
-			ps.Set(f.key, "1")
+		case on && !boolText(cur):
+			ps.Set(k, "1")
 			changed = true
-		case !f.on && boolText(cur):
-			ps.Del(f.key)
+		case !on && boolText(cur):
+			ps.Del(k)
 			changed = true
 		}
 	}

@@ -23,7 +23,7 @@ func TestDiffLXC(t *testing.T) {
 		"Converged": {
 			reason: "A container matching the spec needs nothing, whatever the formatting of its values.",
 			spec: LXCSpec{Config: map[string]any{"hostname": "web", "cores": int32(2), "memory": int64(1024), "swap": &swap},
-				RootFS: &LXCVolume{Storage: "local-lvm", SizeGB: 8}, NICs: []LXCNIC{{Options: map[string]any{"bridge": "vmbr0", "ip": "dhcp"}}}, Features: &LXCFeatures{Nesting: true}},
+				RootFS: &LXCVolume{Storage: "local-lvm", SizeGB: 8}, NICs: []LXCNIC{{Options: map[string]any{"bridge": "vmbr0", "ip": "dhcp"}}}, Features: map[string]any{"nesting": true}},
 			cfg: cfgOf(map[string]string{"hostname": "web", "cores": "2", "memory": "1024", "swap": "0", "rootfs": "local-lvm:vm-101-disk-0,size=8G",
 				"net0": "name=eth0,bridge=vmbr0,hwaddr=BC:24:11:00:00:01,ip=dhcp,type=veth", "features": "nesting=1"}),
 			want: LXCPlan{Set: map[string]string{}},
@@ -66,13 +66,13 @@ func TestDiffLXC(t *testing.T) {
 		},
 		"FeaturesOffDeletesKey": {
 			reason: "Turning every managed feature off deletes the key rather than writing it empty.",
-			spec:   LXCSpec{Features: &LXCFeatures{}},
+			spec:   LXCSpec{Features: map[string]any{}},
 			cfg:    cfgOf(map[string]string{"features": "nesting=1"}),
 			want:   LXCPlan{Set: map[string]string{}, Delete: []string{"features"}, Fields: []string{"features"}},
 		},
 		"FeaturesKeepOthers": {
 			reason: "Flags the spec does not manage (mount=nfs) stay.",
-			spec:   LXCSpec{Features: &LXCFeatures{Keyctl: true}},
+			spec:   LXCSpec{Features: map[string]any{"keyctl": true}},
 			cfg:    cfgOf(map[string]string{"features": "mount=nfs,nesting=1"}),
 			want:   LXCPlan{Set: map[string]string{"features": "mount=nfs,keyctl=1"}, Fields: []string{"features"}},
 		},
@@ -136,7 +136,7 @@ func TestLXCCreateParams(t *testing.T) {
 	swap := int64(512)
 	spec := LXCSpec{Config: map[string]any{"hostname": "web", "cores": int32(2), "memory": int64(1024), "swap": &swap}, RootFS: &LXCVolume{Storage: "local-lvm", SizeGB: 8},
 		Mounts: []LXCVolume{{Storage: "local-lvm", SizeGB: 2, Path: "/srv"}}, NICs: []LXCNIC{{Options: map[string]any{"bridge": "vmbr0", "tag": int32(7), "ip": "dhcp"}}},
-		Features: &LXCFeatures{Nesting: true, Fuse: true}, AdditionalConfig: map[string]string{"onboot": "1"}}
+		Features: map[string]any{"nesting": true, "fuse": true}, AdditionalConfig: map[string]string{"onboot": "1"}}
 	got := spec.CreateParams(LXCCreate{OSTemplate: "local:vztmpl/debian.tar.zst", Password: "hunter22", SSHKeys: []string{"ssh-ed25519 AAA a", "ssh-ed25519 BBB b"}, Description: "d"})
 	want := map[string]string{
 		"hostname": "web", "cores": "2", "memory": "1024", "swap": "512", "onboot": "1", "ostemplate": "local:vztmpl/debian.tar.zst",

@@ -104,6 +104,14 @@ var (
 		{Path: "memory", Key: "memory"},
 		{Path: "swap", Key: "swap"},
 	}
+	// FeatureFields are the flags of template.features, keys of
+	// pve.LXCFeatureFields. They do not late-init: within features, false
+	// is a flag the spec turns off.
+	FeatureFields = guest.Fields{
+		{Path: "nesting", Key: "nesting"},
+		{Path: "keyctl", Key: "keyctl"},
+		{Path: "fuse", Key: "fuse"},
+	}
 	// NetworkFields are the options of each interface (netN), keys of
 	// pve.LXCNICFields.
 	NetworkFields = guest.Fields{
@@ -132,7 +140,7 @@ func hardwareInto(s *pve.LXCSpec, t *v1alpha1.ContainerTemplate) {
 		s.NICs = append(s.NICs, pve.LXCNIC{Options: NetworkFields.Values(&t.Network[i])})
 	}
 	if f := t.Features; f != nil {
-		s.Features = &pve.LXCFeatures{Nesting: f.Nesting, Keyctl: f.Keyctl, Fuse: f.Fuse}
+		s.Features = FeatureFields.Values(f)
 	}
 }
 
@@ -153,8 +161,9 @@ func Imported(s pve.LXCSpec, spec *v1alpha1.ContainerSpec) {
 		NetworkFields.Fill(&nic, n.Options)
 		t.Network = append(t.Network, nic)
 	}
-	if f := s.Features; f != nil {
-		t.Features = &v1alpha1.ContainerFeatures{Nesting: f.Nesting, Keyctl: f.Keyctl, Fuse: f.Fuse}
+	if s.Features != nil {
+		t.Features = &v1alpha1.ContainerFeatures{}
+		FeatureFields.Fill(t.Features, s.Features)
 	}
 	spec.Template = t
 }
