@@ -17,11 +17,14 @@ limitations under the License.
 package e2e
 
 import (
+	"context"
 	"slices"
 	"testing"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	"github.com/kubemox/provider-proxmox/internal/provider/providertest"
@@ -43,19 +46,26 @@ func TestLateInitFillsUnsetFieldsFromTheGuest(t *testing.T) {
 	late, all := hs.waitReady(t, ns, "late"), hs.waitReady(t, ns, "all")
 	lateID, allID := providertest.VMIDOf(t, late), providertest.VMIDOf(t, all)
 
-	for _, id := range []int{lateID, allID} {
-		if err := hs.Sim.SetGuestConfig(id, "tags", "team-a"); err != nil {
-			t.Fatal(err)
+	setTags := func(v string) {
+		for _, id := range []int{lateID, allID} {
+			if err := hs.Sim.SetGuestConfig(id, "tags", v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// An annotation is a change of desired state: both are observed
+		// now rather than at their next poll.
+		for _, vm := range []*v1alpha1.VirtualMachine{late, all} {
+			patch := []byte(`{"metadata":{"annotations":{"test.kubemox.io/tags":"` + v + `"}}}`)
+			if err := hs.Kube.Patch(context.Background(), vm, client.RawPatch(types.MergePatchType, patch)); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
+	setTags("team-a")
 	late = hs.waitVM(t, ns, "late", "late-initialized", func(vm *v1alpha1.VirtualMachine) bool {
 		return slices.Equal(vm.Spec.Tags, []string{"team-a"}) && vm.Spec.Template.Network[0].MACAddr != ""
 	})
-	for _, id := range []int{lateID, allID} {
-		if err := hs.Sim.SetGuestConfig(id, "tags", "other"); err != nil {
-			t.Fatal(err)
-		}
-	}
+	setTags("other")
 	hs.WaitGuest(t, lateID, "with its late-initialized tags put back", wait, func(g pvesim.GuestView) bool {
 		return providertest.GuestHas(g, map[string]string{"tags": "team-a"})
 	})
