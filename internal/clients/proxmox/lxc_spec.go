@@ -44,10 +44,10 @@ type LXCNIC struct {
 type LXCSpec struct {
 	// Config are the scalar keys by PVE key (LXCFields), as the API holds
 	// them; Encode drops those left unset.
-	Config   map[string]any
-	RootFS   *LXCVolume
-	Mounts   []LXCVolume // mp0, mp1, ...
-	NICs     []LXCNIC    // net0, net1, ...
+	Config map[string]any
+	RootFS *LXCVolume
+	Mounts []LXCVolume // mp0, mp1, ...
+	NICs   []LXCNIC    // net0, net1, ...
 	// Features are the flags by key of LXCFeatureFields, as the API holds
 	// them (nil: features not managed; a flag left out or false is off).
 	Features map[string]any
