@@ -340,10 +340,10 @@ func storageRefusal(noun, key string, ps PropString, want string) string {
 func growth(t FieldTable, noun, key string, want map[string]any, ps PropString) (*Resize, string) {
 	for _, opt := range t.keys() {
 		enc, set := t.Encode(opt, want[opt])
-		have, _ := ps.Get(opt)
 		if !set {
 			continue
 		}
+		have, _ := ps.Get(opt)
 		switch grow, shrink := t.Grows(opt, enc, have); {
 		case grow:
 			return &Resize{Disk: key, Size: enc}, ""

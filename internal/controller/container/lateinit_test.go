@@ -30,8 +30,12 @@ import (
 	"github.com/kubemox/provider-proxmox/internal/controller/guest"
 )
 
-// observedSamples are wire values of a key by its codec.
-var observedSamples = map[pve.Codec]string{pve.Text: "x7", pve.Number: "7", pve.Bool: "1", pve.List: "a b"}
+// observedSamples are wire values of a key by its codec: late-init must
+// carry one of them into the row's field (a Leading key is a number or a
+// name, depending on the field).
+var observedSamples = map[pve.Codec][]string{
+	pve.Text: {"x7"}, pve.Number: {"7"}, pve.Bool: {"1"}, pve.List: {"a b"}, pve.Leading: {"7", "host"},
+}
 
 // Every row of the Container's field tables late-inits: a value the
 // container has reaches the unset spec field, and the spec then asks for
@@ -55,31 +59,46 @@ func TestLateInitEveryRow(t *testing.T) {
 			name = "network/" + name
 		}
 		t.Run(name, func(t *testing.T) {
-			v := observedSamples[r.table[r.field.Key].Codec]
-			cfg := pve.GuestConfig{r.field.Key: {Value: v, HasValue: true}}
-			cr := &v1alpha1.Container{Spec: v1alpha1.ContainerSpec{Template: &v1alpha1.ContainerTemplate{}}}
-			if r.nic {
-				// The import reads a NIC with a bridge and a tag other than 0.
-				opts := map[string]string{"name": "eth0", "bridge": "vmbr0", r.field.Key: v}
-				var parts []string
-				for _, k := range slices.Sorted(maps.Keys(opts)) {
-					parts = append(parts, k+"="+opts[k])
+			samples := observedSamples[r.table[r.field.Key].Codec]
+			for _, v := range samples {
+				if lateInitLeavesNoDiff(t, r.field.Key, v, r.nic) {
+					return
 				}
-				cfg = pve.GuestConfig{"net0": {Value: strings.Join(parts, ","), HasValue: true}}
-				cr.Spec.Template.Network = []v1alpha1.ContainerNetwork{{}}
 			}
-			if !lateInit(&cr.Spec, cfg) {
-				t.Fatalf("observed %s=%s did not reach spec field %s", r.field.Key, v, r.field.Path)
-			}
-			want, err := desiredFrom(context.Background(), nil, cr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if p := pve.DiffLXC(want.Spec, cfg); !p.Empty() {
-				t.Errorf("after late-init from %s=%s the spec still asks for %v", r.field.Key, v, p.Set)
-			}
+			t.Errorf("no observed %s (tried %v) reached spec field %s", r.field.Key, samples, r.field.Path)
 		})
 	}
+}
+
+// lateInitLeavesNoDiff late-inits an empty container spec from a config
+// holding key=v (in net0 for a NIC option) and reports whether it set a
+// field; when it did, the spec must then ask for nothing the container
+// does not already have.
+func lateInitLeavesNoDiff(t *testing.T, key, v string, nic bool) bool {
+	t.Helper()
+	cfg := pve.GuestConfig{key: {Value: v, HasValue: true}}
+	cr := &v1alpha1.Container{Spec: v1alpha1.ContainerSpec{Template: &v1alpha1.ContainerTemplate{}}}
+	if nic {
+		// The import reads a NIC with a bridge and a tag other than 0.
+		opts := map[string]string{"name": "eth0", "bridge": "vmbr0", key: v}
+		var parts []string
+		for _, k := range slices.Sorted(maps.Keys(opts)) {
+			parts = append(parts, k+"="+opts[k])
+		}
+		cfg = pve.GuestConfig{"net0": {Value: strings.Join(parts, ","), HasValue: true}}
+		cr.Spec.Template.Network = []v1alpha1.ContainerNetwork{{}}
+	}
+	if !lateInit(&cr.Spec, cfg) {
+		return false
+	}
+	want, err := desiredFrom(context.Background(), nil, cr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := pve.DiffLXC(want.Spec, cfg); !p.Empty() {
+		t.Errorf("after late-init from %s=%s the spec still asks for %v", key, v, p.Set)
+	}
+	return true
 }
 
 // Late-init never changes what the spec sets.

@@ -44,10 +44,9 @@ var observedSamples = map[pve.Codec][]string{
 // is covered by being added.
 func TestLateInitEveryRow(t *testing.T) {
 	type row struct {
-		table  pve.FieldTable
-		field  guest.Field
-		nic    bool
-		config func(v string) string // the config line holding v
+		table pve.FieldTable
+		field guest.Field
+		nic   bool
 	}
 	var rows []row
 	for _, f := range append(append(guest.Fields{}, SpecFields...), HardwareFields...) {
