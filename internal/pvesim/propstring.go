@@ -68,16 +68,16 @@ func propertyParts(s string) []string {
 	return parts
 }
 
-// propDie is a message parse_property_string dies with before any key is
+// dieError is a message parse_property_string dies with before any key is
 // checked; check_prop reports it as "invalid format - " and the message,
 // with no key (unlike check_object's per-key errors, propError).
-type propDie string
+type dieError string
 
-func (d propDie) Error() string { return string(d) }
+func (d dieError) Error() string { return string(d) }
 
 // errMissingKey is the die for a part with "=" that is not key=value (PVE's
 // /^([^=]+)=(.+)$/ does not match): "=x", "x=".
-const errMissingKey propDie = "missing key in comma-separated list property"
+const errMissingKey dieError = "missing key in comma-separated list property"
 
 func storeProperty(f *PropFormat, out map[string]string, key, value string) error {
 	pk, ok := f.Keys[key]
@@ -93,7 +93,7 @@ func storeProperty(f *PropFormat, out map[string]string, key, value string) erro
 		return storeProperty(f, out, pk.Alias, value)
 	}
 	if _, dup := out[key]; dup {
-		return propDie("duplicate key in comma-separated list property: " + key)
+		return dieError("duplicate key in comma-separated list property: " + key)
 	}
 	if pk.Type == TypeBoolean {
 		value = parseBoolean(value)

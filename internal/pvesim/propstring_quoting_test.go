@@ -28,7 +28,7 @@ func TestPropertyStringHasNoQuoting(t *testing.T) {
 			reason:  "The comma between the quotes ends the part, so b\" is a second default-key value.",
 			format:  scsiFormat,
 			value:   `local-lvm:8,serial="a,b"`,
-			wantErr: propDie("duplicate key in comma-separated list property: file"),
+			wantErr: dieError("duplicate key in comma-separated list property: file"),
 		},
 		"QuotesAreKept": {
 			reason: "A quoted value keeps its quotes: nothing strips them.",

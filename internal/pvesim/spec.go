@@ -267,7 +267,7 @@ func checkValue(spec *ParamSpec, name, value string) (string, string) {
 	}
 	if spec.Format != nil {
 		_, err := parsePropertyString(spec.Format, value)
-		var die propDie
+		var die dieError
 		switch {
 		case errors.As(err, &die):
 			return "", "invalid format - " + die.Error()

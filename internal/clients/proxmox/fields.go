@@ -118,16 +118,19 @@ var QEMUNICFields = tableOf(
 	Field{Key: "mtu", Codec: Number, Apply: Hotplug},
 )
 
+// sizeKey is a volume's size option (and the parameter of PVE's resize).
+const sizeKey = "size"
+
 // QEMUDiskFields are the options of a QEMU guest's disk (scsiN, virtioN,
 // sataN, ideN) the provider manages (qemu-server's drive formats).
 var QEMUDiskFields = tableOf(
-	Field{Key: "size", Codec: Size, Apply: Grows},
+	Field{Key: sizeKey, Codec: Size, Apply: Grows},
 )
 
 // LXCVolumeFields are the options of a container's rootfs or mpN the
 // provider manages (pve-container's $rootfs_desc and $mp_desc).
 var LXCVolumeFields = tableOf(
-	Field{Key: "size", Codec: Size, Apply: Grows},
+	Field{Key: sizeKey, Codec: Size, Apply: Grows},
 )
 
 // LXCFeatureFields are the flags of a container's features the provider

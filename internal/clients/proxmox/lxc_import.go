@@ -74,8 +74,8 @@ func importedVolume(cfg GuestConfig, key string) (LXCVolume, bool) {
 	if st == "" || strings.HasPrefix(st, "/") {
 		return LXCVolume{}, false
 	}
-	sizeText, _ := ps.Get("size")
-	gib, ok := LXCVolumeFields.Decode("size", sizeText).(int64)
+	sizeText, _ := ps.Get(sizeKey)
+	gib, ok := LXCVolumeFields.Decode(sizeKey, sizeText).(int64)
 	if !ok || gib <= 0 {
 		return LXCVolume{}, false
 	}

@@ -30,7 +30,7 @@ type LXCVolume struct {
 }
 
 // options are the volume's options by key of LXCVolumeFields.
-func (v LXCVolume) options() map[string]any { return map[string]any{"size": v.SizeGB} }
+func (v LXCVolume) options() map[string]any { return map[string]any{sizeKey: v.SizeGB} }
 
 // LXCNIC is one container interface (netN): its options by key of
 // LXCNICFields, as the API holds them. Options left unset are not managed,

@@ -301,7 +301,7 @@ func (c *Client) SetGuestConfigAsync(ctx context.Context, ref GuestRef, set map[
 // answered without a task, as older releases did).
 func (c *Client) ResizeDisk(ctx context.Context, ref GuestRef, disk, size string) (string, error) {
 	var raw json.RawMessage
-	if err := c.API().Put(ctx, ref.path("/resize"), map[string]string{"disk": disk, "size": size}, &raw); err != nil {
+	if err := c.API().Put(ctx, ref.path("/resize"), map[string]string{"disk": disk, sizeKey: size}, &raw); err != nil {
 		return "", errors.Wrapf(err, "cannot resize disk %s of %s", disk, ref.Named())
 	}
 	return c.startedTask(raw)

@@ -78,8 +78,8 @@ func importedDisk(cfg GuestConfig, key string) (VMDisk, bool) {
 	if media, _ := ps.Get("media"); media == "cdrom" || strings.Contains(vol, "cloudinit") || vol == "none" {
 		return VMDisk{}, false
 	}
-	sizeText, _ := ps.Get("size")
-	gib, ok := QEMUDiskFields.Decode("size", sizeText).(int64)
+	sizeText, _ := ps.Get(sizeKey)
+	gib, ok := QEMUDiskFields.Decode(sizeKey, sizeText).(int64)
 	if !ok || gib <= 0 {
 		return VMDisk{}, false
 	}

@@ -18,7 +18,7 @@ type VMDisk struct {
 }
 
 // options are the disk's options by key of QEMUDiskFields.
-func (d VMDisk) options() map[string]any { return map[string]any{"size": d.SizeGB} }
+func (d VMDisk) options() map[string]any { return map[string]any{sizeKey: d.SizeGB} }
 
 // allocation is the value of a new disk in a create call.
 func (d VMDisk) allocation() string {

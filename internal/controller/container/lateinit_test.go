@@ -46,7 +46,7 @@ func TestLateInitEveryRow(t *testing.T) {
 		field guest.Field
 		nic   bool
 	}
-	var rows []row
+	rows := make([]row, 0, len(SpecFields)+len(TemplateFields)+len(NetworkFields))
 	for _, f := range append(append(guest.Fields{}, SpecFields...), TemplateFields...) {
 		rows = append(rows, row{table: pve.LXCFields, field: f})
 	}
@@ -81,7 +81,7 @@ func lateInitLeavesNoDiff(t *testing.T, key, v string, nic bool) bool {
 	if nic {
 		// The import reads a NIC with a bridge and a tag other than 0.
 		opts := map[string]string{"name": "eth0", "bridge": "vmbr0", key: v}
-		var parts []string
+		parts := make([]string, 0, len(opts))
 		for _, k := range slices.Sorted(maps.Keys(opts)) {
 			parts = append(parts, k+"="+opts[k])
 		}

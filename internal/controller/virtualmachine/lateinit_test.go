@@ -48,7 +48,7 @@ func TestLateInitEveryRow(t *testing.T) {
 		field guest.Field
 		nic   bool
 	}
-	var rows []row
+	rows := make([]row, 0, len(SpecFields)+len(HardwareFields)+len(NetworkFields))
 	for _, f := range append(append(guest.Fields{}, SpecFields...), HardwareFields...) {
 		rows = append(rows, row{table: pve.QEMUFields, field: f})
 	}
