@@ -8,7 +8,9 @@
 #               directory in function-patch-and-transform-package/ beside bin/
 #   lint        golangci-lint
 #   monitoring  promtool (checks examples/monitoring's PrometheusRule), built without Prometheus's
-#               service-discovery plugins (tag remove_all_sd), which promtool's rule checks never use
+#               service-discovery plugins (tag remove_all_sd), which promtool's rule checks never use;
+#               and dashboardpng (hack/dashboardpng, a module of its own: renders the dashboard with
+#               Prometheus's engine), stamped with a hash of its sources so an edit rebuilds it
 #
 # The binaries live outside the checkout so that a fresh clone on the same machine (CI)
 # reuses them; each carries a version stamp, so a rebuild happens only when a version here
@@ -37,6 +39,8 @@ FN_PAT_VERSION=${FN_PAT_VERSION:-0.10.7}
 GOLANGCI_LINT_VERSION=${GOLANGCI_LINT_VERSION:-2.15.0}
 # The Go module version of Prometheus (v0.316.0 is Prometheus 3.16.0's module tag).
 PROMETHEUS_VERSION=${PROMETHEUS_VERSION:-0.316.0}
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+DASHBOARDPNG_DIR=$ROOT/hack/dashboardpng
 CACHE_DIR=${PROVIDER_PROXMOX_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/provider-proxmox}
 BIN=$CACHE_DIR/bin
 K8S_BINARIES=(kube-apiserver kubectl kube-controller-manager)
@@ -270,6 +274,24 @@ EOF
 	install_binary promtool "$PROMETHEUS_VERSION"
 }
 
+# dashboardpng's stamp: a hash of its module's files, so any edit (code or a pinned version)
+# makes a rebuild.
+dashboardpng_version() {
+	(cd "$DASHBOARDPNG_DIR" && find . -name '*.go' ! -name '*_test.go' | LC_ALL=C sort | xargs cat go.mod go.sum | sha256sum | cut -c1-16)
+}
+
+# Built right after promtool in the same run, so the Prometheus packages they share (promql,
+# tsdb, ...) compile once in the run's build cache. -mod=readonly: the checkout's go.mod and
+# go.sum are the pins; a build never rewrites them.
+build_dashboardpng() {
+	local v
+	v=$(dashboardpng_version)
+	stamp_ok dashboardpng "$v" && return 0
+	(cd "$DASHBOARDPNG_DIR" && timed "dashboardpng $v" go build -mod=readonly -trimpath -ldflags "-s -w" \
+		-o "$WORK/out/dashboardpng" .)
+	install_binary dashboardpng "$v"
+}
+
 envtest_ok() { k8s_ok && stamp_ok etcd "$ETCD_VERSION"; }
 crossplane_ok() {
 	stamp_ok crossplane-core "$XP_CORE_VERSION" && xp_crds_ok && stamp_ok crossplane-rbac-manager "$XP_CORE_VERSION" &&
@@ -277,7 +299,7 @@ crossplane_ok() {
 		stamp_ok function-patch-and-transform "$FN_PAT_VERSION" && fn_pat_package_ok
 }
 lint_ok() { stamp_ok golangci-lint "$GOLANGCI_LINT_VERSION"; }
-monitoring_ok() { stamp_ok promtool "$PROMETHEUS_VERSION"; }
+monitoring_ok() { stamp_ok promtool "$PROMETHEUS_VERSION" && stamp_ok dashboardpng "$(dashboardpng_version)"; }
 
 build_set() { # SET
 	case $1 in
@@ -290,7 +312,7 @@ build_set() { # SET
 		build_function_patch_and_transform
 		;;
 	lint) build_golangci_lint ;;
-	monitoring) build_promtool ;;
+	monitoring) build_promtool; build_dashboardpng ;;
 	esac
 }
 
