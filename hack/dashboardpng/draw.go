@@ -50,10 +50,11 @@ var (
 
 // canvas is the image being drawn and its typefaces.
 type canvas struct {
-	img                  *image.RGBA
-	text, title, heading font.Face
-	raster               *vector.Rasterizer
-	origin               pt
+	img            *image.RGBA
+	text, small    font.Face
+	title, heading font.Face
+	raster         *vector.Rasterizer
+	origin         pt
 }
 
 func newCanvas(w, h int) (*canvas, error) {
@@ -70,6 +71,9 @@ func newCanvas(w, h int) (*canvas, error) {
 	}
 	c := &canvas{img: image.NewRGBA(image.Rect(0, 0, w, h)), raster: vector.NewRasterizer(w, h)}
 	if c.text, err = face(regular, 11); err != nil {
+		return nil, err
+	}
+	if c.small, err = face(regular, 9); err != nil {
 		return nil, err
 	}
 	if c.title, err = face(bold, 13); err != nil {
@@ -104,16 +108,24 @@ func (c *canvas) write(f font.Face, x, y int, s string, col color.Color) int {
 
 func measure(f font.Face, s string) int { return font.MeasureString(f, s).Ceil() }
 
-// fit shortens s with an ellipsis until it is at most w pixels wide.
+// fit shortens s until it is at most w pixels wide, cutting its middle:
+// a series' name starts with what it is about (a kind, a connection) and
+// ends with what distinguishes it (exists, ready, a status code).
 func fit(f font.Face, s string, w int) string {
 	if measure(f, s) <= w {
 		return s
 	}
 	r := []rune(s)
-	for len(r) > 0 && measure(f, string(r)+"…") > w {
-		r = r[:len(r)-1]
+	head, tail := len(r)/2, len(r)/2
+	for head > 0 && measure(f, string(r[:head])+"…"+string(r[len(r)-tail:])) > w {
+		// Cut from the longer side, the head first.
+		if head >= tail {
+			head--
+		} else {
+			tail--
+		}
 	}
-	return string(r) + "…"
+	return string(r[:head]) + "…" + string(r[len(r)-tail:])
 }
 
 type pt struct{ x, y float64 }

@@ -121,8 +121,9 @@ func niceTicks(lo, hi float64, n int, unit string) (ticks []float64, from, to fl
 }
 
 // timeTicks returns the round minutes (or seconds) between start and end
-// to label an x axis with about n labels.
-func timeTicks(start, end time.Time, n int) []time.Time {
+// to label an x axis with about n labels, and the layout to write them
+// in: with seconds when they are less than a minute apart.
+func timeTicks(start, end time.Time, n int) ([]time.Time, string) {
 	span := end.Sub(start)
 	step := time.Minute
 	for _, s := range []time.Duration{10 * time.Second, 15 * time.Second, 30 * time.Second, time.Minute,
@@ -138,5 +139,8 @@ func timeTicks(start, end time.Time, n int) []time.Time {
 			out = append(out, t)
 		}
 	}
-	return out
+	if step < time.Minute {
+		return out, "15:04:05"
+	}
+	return out, "15:04"
 }

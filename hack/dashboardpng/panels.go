@@ -88,10 +88,11 @@ func (c *canvas) drawTimeSeries(r image.Rectangle, d panelData, w window) {
 		label := formatValue(t, unit)
 		c.write(c.text, plot.Min.X-6-measure(c.text, label), yy-7, label, axisText)
 	}
-	for _, t := range timeTicks(w.start, w.end, max(2, plot.Dx()/70)) {
+	times, layout := timeTicks(w.start, w.end, max(2, plot.Dx()/70))
+	for _, t := range times {
 		xx := int(math.Round(x(t)))
 		c.fill(image.Rect(xx, plot.Min.Y, xx+1, plot.Max.Y), gridLine)
-		label := t.UTC().Format("15:04")
+		label := t.UTC().Format(layout)
 		c.write(c.text, xx-measure(c.text, label)/2, plot.Max.Y+3, label, axisText)
 	}
 	lineClip := plot.Inset(-2)
@@ -189,6 +190,11 @@ func (c *canvas) drawBarGauge(r image.Rectangle, d panelData) {
 		top = 1
 	}
 	rowH := max(4, min(22, content.Dy()/len(d.series)))
+	// Many bars: a smaller face, as Grafana shrinks a bar gauge's text.
+	face, textH := c.text, 13
+	if rowH < 14 {
+		face, textH = c.small, 10
+	}
 	nameW := content.Dx() * 9 / 20
 	valueW := 40
 	barW := content.Dx() - nameW - valueW - 2*pad
@@ -199,14 +205,14 @@ func (c *canvas) drawBarGauge(r image.Rectangle, d panelData) {
 		}
 		v := s.points[0].F
 		col := palette[0]
-		if rowH >= 11 {
-			c.write(c.text, content.Min.X, yy+(rowH-13)/2, fit(c.text, s.name, nameW-pad), titleText)
+		if rowH >= textH-1 {
+			c.write(face, content.Min.X, yy+(rowH-textH)/2, fit(face, s.name, nameW-pad), titleText)
 		}
 		bx := content.Min.X + nameW
 		c.fill(image.Rect(bx, yy+1, bx+barW, yy+rowH-1), gridLine)
 		c.fill(image.Rect(bx, yy+1, bx+int(float64(barW)*v/top), yy+rowH-1), faded(col, 0.85))
-		if rowH >= 11 {
-			c.write(c.text, bx+barW+pad, yy+(rowH-13)/2, formatValue(v, unit), col)
+		if rowH >= textH-1 {
+			c.write(face, bx+barW+pad, yy+(rowH-textH)/2, formatValue(v, unit), col)
 		}
 	}
 }
