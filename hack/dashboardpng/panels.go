@@ -59,8 +59,41 @@ func (c *canvas) drawTimeSeries(r image.Rectangle, d panelData, w window) {
 		return
 	}
 	legendW := content.Dx() * 2 / 5
-	plotArea := image.Rect(content.Min.X, content.Min.Y, content.Max.X-legendW-pad, content.Max.Y)
 	values := aligned(d.series, w, d.panel.stacked())
+	a := c.drawAxes(image.Rect(content.Min.X, content.Min.Y, content.Max.X-legendW-pad, content.Max.Y),
+		values, d.panel.FieldConfig.Defaults.Unit, w)
+	lineClip := a.plot.Inset(-2)
+	for i, vs := range values {
+		for _, run := range runs(vs) {
+			pts := make([]pt, 0, len(run))
+			for _, k := range run {
+				pts = append(pts, pt{a.x(w.start.Add(time.Duration(k) * w.step)), a.y(vs[k])})
+			}
+			c.polyline(pts, 1.5, palette[i%len(palette)], lineClip)
+		}
+	}
+	c.drawLegend(image.Rect(content.Max.X-legendW, content.Min.Y, content.Max.X, content.Max.Y), d.series)
+}
+
+// axes maps a graph's times and values to pixels of its plot.
+type axes struct {
+	plot     image.Rectangle
+	from, to float64
+	w        window
+}
+
+func (a axes) y(v float64) float64 {
+	return float64(a.plot.Max.Y) - (v-a.from)/(a.to-a.from)*float64(a.plot.Dy())
+}
+
+func (a axes) x(t time.Time) float64 {
+	return float64(a.plot.Min.X) + float64(t.Sub(a.w.start))/float64(a.w.end.Sub(a.w.start))*float64(a.plot.Dx())
+}
+
+// drawAxes draws the grid and the labels of a graph in area: a y axis from
+// 0 (or below, for negative values) to above the largest value in unit,
+// and the window's times.
+func (c *canvas) drawAxes(area image.Rectangle, values [][]float64, unit string, w window) axes {
 	lo, hi := 0.0, math.Inf(-1)
 	for _, vs := range values {
 		for _, v := range vs {
@@ -69,43 +102,26 @@ func (c *canvas) drawTimeSeries(r image.Rectangle, d panelData, w window) {
 			}
 		}
 	}
-	unit := d.panel.FieldConfig.Defaults.Unit
 	ticks, from, to := niceTicks(lo, hi, 4, unit)
-	axisW := 0
+	labelW := 0
 	for _, t := range ticks {
-		axisW = max(axisW, measure(c.text, formatValue(t, unit)))
+		labelW = max(labelW, measure(c.text, formatValue(t, unit)))
 	}
-	plot := image.Rect(plotArea.Min.X+axisW+6, plotArea.Min.Y+6, plotArea.Max.X, plotArea.Max.Y-16)
-	y := func(v float64) float64 {
-		return float64(plot.Max.Y) - (v-from)/(to-from)*float64(plot.Dy())
-	}
-	x := func(t time.Time) float64 {
-		return float64(plot.Min.X) + float64(t.Sub(w.start))/float64(w.end.Sub(w.start))*float64(plot.Dx())
-	}
+	a := axes{plot: image.Rect(area.Min.X+labelW+6, area.Min.Y+6, area.Max.X, area.Max.Y-16), from: from, to: to, w: w}
 	for _, t := range ticks {
-		yy := int(math.Round(y(t)))
-		c.fill(image.Rect(plot.Min.X, yy, plot.Max.X, yy+1), gridLine)
+		yy := int(math.Round(a.y(t)))
+		c.fill(image.Rect(a.plot.Min.X, yy, a.plot.Max.X, yy+1), gridLine)
 		label := formatValue(t, unit)
-		c.write(c.text, plot.Min.X-6-measure(c.text, label), yy-7, label, axisText)
+		c.write(c.text, a.plot.Min.X-6-measure(c.text, label), yy-7, label, axisText)
 	}
-	times, layout := timeTicks(w.start, w.end, max(2, plot.Dx()/70))
+	times, layout := timeTicks(w.start, w.end, max(2, a.plot.Dx()/70))
 	for _, t := range times {
-		xx := int(math.Round(x(t)))
-		c.fill(image.Rect(xx, plot.Min.Y, xx+1, plot.Max.Y), gridLine)
+		xx := int(math.Round(a.x(t)))
+		c.fill(image.Rect(xx, a.plot.Min.Y, xx+1, a.plot.Max.Y), gridLine)
 		label := t.UTC().Format(layout)
-		c.write(c.text, xx-measure(c.text, label)/2, plot.Max.Y+3, label, axisText)
+		c.write(c.text, xx-measure(c.text, label)/2, a.plot.Max.Y+3, label, axisText)
 	}
-	lineClip := plot.Inset(-2)
-	for i, vs := range values {
-		for _, run := range runs(vs) {
-			pts := make([]pt, 0, len(run))
-			for _, k := range run {
-				pts = append(pts, pt{x(w.start.Add(time.Duration(k) * w.step)), y(vs[k])})
-			}
-			c.polyline(pts, 1.5, palette[i%len(palette)], lineClip)
-		}
-	}
-	c.drawLegend(image.Rect(content.Max.X-legendW, content.Min.Y, content.Max.X, content.Max.Y), d.series)
+	return a
 }
 
 // aligned puts each series' values on the window's steps (NaN where the
