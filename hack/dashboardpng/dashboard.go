@@ -24,6 +24,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql/parser"
 )
@@ -132,7 +133,7 @@ func (d *dashboard) families() (map[string]bool, error) {
 			}
 			for _, sel := range parser.ExtractSelectors(expr) {
 				for _, m := range sel {
-					if m.Name == labels.MetricName && m.Type == labels.MatchEqual {
+					if m.Name == model.MetricNameLabel && m.Type == labels.MatchEqual {
 						out[familyOf(m.Value)] = true
 					}
 				}

@@ -98,12 +98,11 @@ func (c *canvas) outline(r image.Rectangle, col color.Color) {
 	c.fill(image.Rect(r.Max.X-1, r.Min.Y, r.Max.X, r.Max.Y), col)
 }
 
-// write draws s with its top-left corner at (x, y) and returns its width.
-func (c *canvas) write(f font.Face, x, y int, s string, col color.Color) int {
+// write draws s with its top-left corner at (x, y).
+func (c *canvas) write(f font.Face, x, y int, s string, col color.Color) {
 	ascent := f.Metrics().Ascent.Ceil()
 	d := &font.Drawer{Dst: c.img, Src: image.NewUniform(col), Face: f, Dot: fixed.P(x, y+ascent)}
 	d.DrawString(s)
-	return (d.Dot.X - fixed.I(x)).Ceil()
 }
 
 func measure(f font.Face, s string) int { return font.MeasureString(f, s).Ceil() }

@@ -56,7 +56,7 @@ func record(ctx context.Context, r recorder) error {
 	if err != nil {
 		return fmt.Errorf("cannot create the recording: %w", err)
 	}
-	defer f.Close() //nolint:errcheck // closed after each scrape's write was checked
+	defer f.Close()
 	tick := time.NewTicker(r.every)
 	defer tick.Stop()
 	for n := 0; ; {
@@ -83,7 +83,7 @@ func record(ctx context.Context, r recorder) error {
 func get(ctx context.Context, url string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, http.NoBody)
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +93,7 @@ func get(ctx context.Context, url string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close() //nolint:errcheck // read to the end below
+	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
 	}
@@ -141,7 +141,7 @@ func readRecording(path string) ([]scrape, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot open the recording: %w", err)
 	}
-	defer f.Close() //nolint:errcheck // read only
+	defer f.Close()
 	var r io.Reader = f
 	if strings.HasSuffix(path, ".gz") {
 		gz, err := gzip.NewReader(f)

@@ -46,7 +46,7 @@ func render(ctx context.Context, d *dashboard, scrapes []scrape, out string, wid
 	if err != nil {
 		return err
 	}
-	defer s.close() //nolint:errcheck // a temporary directory
+	defer s.close()
 	w := windowOf(scrapes)
 	ev := newEvaluator(d, s.db, w)
 	colW := width / 24

@@ -100,11 +100,11 @@ func TestDashboardRendersFromARecording(t *testing.T) {
 		t.Errorf("every panel but the rows is summarised once: -want, +got:\n%s", diff)
 	}
 
-	f, err := os.Open(out) //nolint:gosec // the test's own temporary file
+	f, err := os.Open(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close() //nolint:errcheck // read only
+	defer f.Close()
 	img, err := png.Decode(f)
 	if err != nil {
 		t.Fatalf("the output is not a PNG: %v", err)
