@@ -12,7 +12,7 @@ export PVE_API_SCHEMA
 TOOLS_BIN := $(CACHE_DIR)/bin
 export PROVIDER_PROXMOX_CACHE := $(CACHE_DIR)
 
-.PHONY: e2e-real bench all build xpkg xpkg-ca-bundle xpkg-push generate check-generate test fuzz lint fmt vet tools controlplane-up controlplane-down clean demo demo-down demo-crossplane demo-crossplane-down
+.PHONY: e2e-real bench all build xpkg xpkg-ca-bundle xpkg-push generate check-generate test fuzz lint fmt vet tools controlplane-up controlplane-down clean demo demo-down demo-crossplane demo-crossplane-down dashboard-png
 
 # The version stamped into the provider and labelling its image: the git tag on HEAD, else a
 # Go-style pseudo-version of the commit (v0.0.0-yyyymmddhhmmss-abcdefabcdef); -dirty when
@@ -161,3 +161,10 @@ demo-crossplane:
 
 demo-crossplane-down:
 	cluster/local/demo.sh crossplane-down
+
+# docs/images/dashboard.png, the README's picture of examples/monitoring/dashboard.json, from a
+# few minutes of activity on the demo (reused when running, else started and stopped): its
+# /metrics scraped, every panel's PromQL evaluated by Prometheus's engine (hack/dashboardpng).
+# FIXTURE=1 also refreshes test/monitoring's recording.
+dashboard-png:
+	cluster/local/dashboard-png.sh

@@ -8,7 +8,9 @@
 #               directory in function-patch-and-transform-package/ beside bin/
 #   lint        golangci-lint
 #   monitoring  promtool (checks examples/monitoring's PrometheusRule), built without Prometheus's
-#               service-discovery plugins (tag remove_all_sd), which promtool's rule checks never use,
+#               service-discovery plugins (tag remove_all_sd), which promtool's rule checks never use;
+#               dashboardpng (hack/dashboardpng, a module of its own: renders the dashboard with
+#               Prometheus's engine), stamped with a hash of its sources so an edit rebuilds it;
 #               and the prometheus-operator CRDs (ServiceMonitor, PodMonitor, PrometheusRule) in
 #               prometheus-operator-crds/ beside bin/, generated with controller-gen from the
 #               operator's API module (it publishes its CRDs as YAML only in its root module, which
@@ -45,6 +47,8 @@ PROMETHEUS_VERSION=${PROMETHEUS_VERSION:-0.316.0}
 PROMETHEUS_OPERATOR_VERSION=${PROMETHEUS_OPERATOR_VERSION:-0.95.2}
 # controller-gen, as go.mod's tool directive pins it for make generate.
 CONTROLLER_TOOLS_VERSION=${CONTROLLER_TOOLS_VERSION:-0.20.0}
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+DASHBOARDPNG_DIR=$ROOT/hack/dashboardpng
 CACHE_DIR=${PROVIDER_PROXMOX_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/provider-proxmox}
 BIN=$CACHE_DIR/bin
 K8S_BINARIES=(kube-apiserver kubectl kube-controller-manager)
@@ -304,6 +308,24 @@ EOF
 	mv "$out/keep" "$CACHE_DIR/prometheus-operator-crds"
 }
 
+# dashboardpng's stamp: a hash of its module's files, so any edit (code or a pinned version)
+# makes a rebuild.
+dashboardpng_version() {
+	(cd "$DASHBOARDPNG_DIR" && find . -name '*.go' ! -name '*_test.go' | LC_ALL=C sort | xargs cat go.mod go.sum | sha256sum | cut -c1-16)
+}
+
+# Built right after promtool in the same run, so the Prometheus packages they share (promql,
+# tsdb, ...) compile once in the run's build cache. -mod=readonly: the checkout's go.mod and
+# go.sum are the pins; a build never rewrites them.
+build_dashboardpng() {
+	local v
+	v=$(dashboardpng_version)
+	stamp_ok dashboardpng "$v" && return 0
+	(cd "$DASHBOARDPNG_DIR" && timed "dashboardpng $v" go build -mod=readonly -trimpath -ldflags "-s -w" \
+		-o "$WORK/out/dashboardpng" .)
+	install_binary dashboardpng "$v"
+}
+
 envtest_ok() { k8s_ok && stamp_ok etcd "$ETCD_VERSION"; }
 crossplane_ok() {
 	stamp_ok crossplane-core "$XP_CORE_VERSION" && xp_crds_ok && stamp_ok crossplane-rbac-manager "$XP_CORE_VERSION" &&
@@ -311,7 +333,7 @@ crossplane_ok() {
 		stamp_ok function-patch-and-transform "$FN_PAT_VERSION" && fn_pat_package_ok
 }
 lint_ok() { stamp_ok golangci-lint "$GOLANGCI_LINT_VERSION"; }
-monitoring_ok() { stamp_ok promtool "$PROMETHEUS_VERSION" && po_crds_ok; }
+monitoring_ok() { stamp_ok promtool "$PROMETHEUS_VERSION" && stamp_ok dashboardpng "$(dashboardpng_version)" && po_crds_ok; }
 
 build_set() { # SET
 	case $1 in
@@ -324,7 +346,7 @@ build_set() { # SET
 		build_function_patch_and_transform
 		;;
 	lint) build_golangci_lint ;;
-	monitoring) build_promtool; build_prometheus_operator_crds ;;
+	monitoring) build_promtool; build_dashboardpng; build_prometheus_operator_crds ;;
 	esac
 }
 

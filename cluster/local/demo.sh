@@ -17,8 +17,9 @@
 #
 # Environment: DEMO_DIR (state and logs, default ${XDG_RUNTIME_DIR:-/tmp}/provider-proxmox-demo),
 # DEMO_CROSSPLANE_DIR (default ${XDG_RUNTIME_DIR:-/tmp}/provider-proxmox-demo-crossplane),
-# PVESIM_PORT (default 18006; the Crossplane demo's simulator uses PVESIM_PORT+1), KEEP=1 keeps
-# running after `up` (the default; KEEP=0 tears down).
+# PVESIM_PORT (default 18006; the Crossplane demo's simulator uses PVESIM_PORT+1),
+# DEMO_METRICS_PORT (the provider's /metrics on loopback in `up`, default 18080; scraped by
+# cluster/local/dashboard-png.sh), KEEP=1 keeps running after `up` (the default; KEEP=0 tears down).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -27,6 +28,7 @@ KUBECTL=$CACHE_DIR/bin/kubectl
 DEMO_STATE=${DEMO_DIR:-${XDG_RUNTIME_DIR:-/tmp}/provider-proxmox-demo}
 XP_DEMO_STATE=${DEMO_CROSSPLANE_DIR:-${XDG_RUNTIME_DIR:-/tmp}/provider-proxmox-demo-crossplane}
 PVESIM_PORT=${PVESIM_PORT:-18006}
+DEMO_METRICS_PORT=${DEMO_METRICS_PORT:-18080}
 KEEP=${KEEP:-1}
 # The connection the seed's samples use, and the one the example Compositions use.
 CONNECTION=proxmox-connection-sample
@@ -80,7 +82,7 @@ install_crds() {
 
 start_provider() {
 	KUBECONFIG=$KUBECONFIG start_bg provider "$ROOT/bin/provider" --poll 30s \
-		--metrics-bind-address 0 --health-probe-bind-address 127.0.0.1:0
+		--metrics-bind-address "127.0.0.1:$DEMO_METRICS_PORT" --health-probe-bind-address 127.0.0.1:0
 }
 
 vm_ready() {
@@ -138,6 +140,9 @@ What to try next:
                                   # roll that VM back to the snapshot, once per token
   curl -sk https://127.0.0.1:$PVESIM_PORT/_sim/state
                                   # the simulated Proxmox VE: guests, tasks, request counters
+  curl -s http://127.0.0.1:$DEMO_METRICS_PORT/metrics
+                                  # the provider's metrics (examples/monitoring's dashboard
+                                  # shows them; make dashboard-png renders it from this demo)
   make demo-crossplane            # real Crossplane: the package installed, a claim Ready
   make demo-down                  # stops everything
 EOF

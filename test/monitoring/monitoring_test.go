@@ -16,8 +16,10 @@ limitations under the License.
 
 // Package monitoring checks examples/monitoring with Prometheus's own
 // promtool: the PrometheusRule's rules, and every dashboard query (as a
-// recording rule). Whether they name metrics the provider exports is
-// checked against a running provider in internal/metrics/e2e.
+// recording rule); and renders the dashboard with hack/dashboardpng over a
+// recording of the provider's /metrics. Whether they name metrics the
+// provider exports is checked against a running provider in
+// internal/metrics/e2e.
 package monitoring
 
 import (
@@ -36,17 +38,24 @@ import (
 const examples = "../../examples/monitoring"
 
 // promtool returns the promtool cluster/local/build-tools.sh monitoring
-// built into the tools directory (KUBEBUILDER_ASSETS, as make test sets
-// it). Absent, the test is skipped, unless PROMTOOL_REQUIRED=1 (.ci/run):
-// CI must not pass by skipping.
+// built.
 func promtool(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(os.Getenv("KUBEBUILDER_ASSETS"), "promtool")
+	return monitoringTool(t, "promtool")
+}
+
+// monitoringTool returns the binary name that cluster/local/build-tools.sh
+// monitoring built into the tools directory (KUBEBUILDER_ASSETS, as make
+// test sets it). Absent, the test is skipped, unless PROMTOOL_REQUIRED=1
+// (.ci/run): CI must not pass by skipping.
+func monitoringTool(t *testing.T, name string) string {
+	t.Helper()
+	bin := filepath.Join(os.Getenv("KUBEBUILDER_ASSETS"), name)
 	if _, err := os.Stat(bin); err != nil || os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		if os.Getenv("PROMTOOL_REQUIRED") == "1" {
-			t.Fatalf("no promtool at %s (KUBEBUILDER_ASSETS): run cluster/local/build-tools.sh monitoring", bin)
+			t.Fatalf("no %s at %s (KUBEBUILDER_ASSETS): run cluster/local/build-tools.sh monitoring", name, bin)
 		}
-		t.Skipf("no promtool at %q: cluster/local/build-tools.sh monitoring builds it, and KUBEBUILDER_ASSETS must name its directory", bin)
+		t.Skipf("no %s at %q: cluster/local/build-tools.sh monitoring builds it, and KUBEBUILDER_ASSETS must name its directory", name, bin)
 	}
 	return bin
 }
