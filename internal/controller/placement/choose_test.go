@@ -14,7 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-
 package placement
 
 import (
@@ -82,14 +81,14 @@ func TestChoose(t *testing.T) {
 		},
 		"NoFigures": {
 			reason: "Without memory figures (a token lacking Sys.Audit) nodes with figures come first, then by name.",
-			req: Request{Allowed: []string{"b", "a"}, Nodes: []pve.NodeUsage{{Node: "a", Status: "online"}, {Node: "b", Status: "online"}}},
-			want: Decision{Node: "a", Reason: "no node reported memory figures (Sys.Audit on /nodes is needed for them): first by name"},
+			req:    Request{Allowed: []string{"b", "a"}, Nodes: []pve.NodeUsage{{Node: "a", Status: "online"}, {Node: "b", Status: "online"}}},
+			want:   Decision{Node: "a", Reason: "no node reported memory figures (Sys.Audit on /nodes is needed for them): first by name"},
 		},
 		"NoneEligible": {
 			reason: "With no eligible node the error names each node and why, and wraps ErrNoEligibleNode.",
 			req:    Request{Allowed: []string{"pve3", "pve2", "pve3"}, Nodes: fourNodes, Reachable: onlyOn("pve1")},
-			want: Decision{Skipped: []Skip{{Node: "pve3", Why: "status offline"}, {Node: "pve2", Why: "template on pve1 uses local storage"}}},
-			err:  ErrNoEligibleNode,
+			want:   Decision{Skipped: []Skip{{Node: "pve3", Why: "status offline"}, {Node: "pve2", Why: "template on pve1 uses local storage"}}},
+			err:    ErrNoEligibleNode,
 		},
 	}
 	for name, tc := range cases {
