@@ -20,6 +20,8 @@ import (
 	"context"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 )
@@ -70,4 +72,49 @@ func ForGuest(ctx context.Context, r Reader, spec v1alpha1.GuestPlacementSpec, c
 		return v1alpha1.PlacementDecision{}, errors.Wrap(err, "spec.placement.allowedNodes")
 	}
 	return v1alpha1.PlacementDecision{Node: d.Node, Reason: d.Reason}, nil
+}
+
+// ReasonPlaced is the event of a placement decided.
+const ReasonPlaced event.Reason = "Placed"
+
+// Guest is a guest being created with spec.placement.
+type Guest struct {
+	Reader Reader
+	Record event.Recorder
+	Object resource.Managed
+	Spec   *v1alpha1.GuestPlacementSpec
+	// NodeName is the spec's nodeName, which rules when set.
+	NodeName string
+	// Clone is the template, or nil when nothing is cloned.
+	Clone *Clone
+	// Status is where the decision is kept (status.placement).
+	Status **v1alpha1.PlacementDecision
+}
+
+// Node is the node to create the guest on: nodeName when set, else the
+// placement's node, decided now (recorded in status, with an event) or
+// earlier.
+func (g Guest) Node(ctx context.Context) (string, error) {
+	if g.NodeName != "" || g.Spec == nil {
+		return g.NodeName, nil
+	}
+	d, err := ForGuest(ctx, g.Reader, *g.Spec, g.Clone, *g.Status)
+	if err != nil {
+		return "", err
+	}
+	if *g.Status == nil || **g.Status != d {
+		g.Record.Event(g.Object, event.Normal(ReasonPlaced, "placed on node "+d.Node+": "+d.Reason))
+		*g.Status = &d
+	}
+	return d.Node, nil
+}
+
+// Intended is the node a guest was asked to be created on: nodeName, else
+// the placement's recorded node. It is where the guest is looked for first
+// while /cluster/resources does not list it yet.
+func Intended(nodeName string, d *v1alpha1.PlacementDecision) string {
+	if nodeName == "" && d != nil {
+		return d.Node
+	}
+	return nodeName
 }
