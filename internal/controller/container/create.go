@@ -82,7 +82,10 @@ func (e *external) startCreate(ctx context.Context, cr *v1alpha1.Container, want
 func (e *external) placed(cr *v1alpha1.Container, want desired) placement.Guest {
 	g := placement.Guest{Reader: e.cl, Record: e.Record, Object: cr, Spec: cr.Spec.Placement, NodeName: cr.Spec.NodeName, Status: &cr.Status.Placement}
 	if want.Clone != "" {
-		g.Clone = &placement.Clone{Type: pve.LXC, Name: want.Clone, Storage: want.CloneStorage}
+		g.Clone = &placement.Clone{Type: pve.LXC, Name: want.Clone}
+		if want.FullClone {
+			g.Clone.Storage = want.CloneStorage // PVE takes a storage for full clones only
+		}
 	}
 	return g
 }

@@ -37,7 +37,7 @@ type NoEligibleError struct {
 }
 
 func (e NoEligibleError) Error() string {
-	return ErrNoEligibleNode.Error() + ": " + skipList(e.Skipped)
+	return ErrNoEligibleNode.Error() + ": " + SkipList(e.Skipped)
 }
 
 // Is makes errors.Is(err, ErrNoEligibleNode) hold.
@@ -165,13 +165,13 @@ func reason(c candidate, spread bool, skipped []Skip) string {
 		b.WriteString("no node reported memory figures (Sys.Audit on /nodes is needed for them): first by name")
 	}
 	if len(skipped) > 0 {
-		b.WriteString("; skipped " + skipList(skipped))
+		b.WriteString("; skipped " + SkipList(skipped))
 	}
 	return b.String()
 }
 
-// skipList names each skipped node and why.
-func skipList(skipped []Skip) string {
+// SkipList names each skipped node and why.
+func SkipList(skipped []Skip) string {
 	parts := make([]string, len(skipped))
 	for i, s := range skipped {
 		parts[i] = s.Node + ": " + s.Why

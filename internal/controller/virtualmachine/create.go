@@ -102,7 +102,10 @@ func (e *external) builtTemplate(ctx context.Context, ns, name string) (string, 
 func (e *external) placed(cr *v1alpha1.VirtualMachine, want desired) placement.Guest {
 	g := placement.Guest{Reader: e.cl, Record: e.Record, Object: cr, Spec: cr.Spec.Placement, NodeName: cr.Spec.NodeName, Status: &cr.Status.Placement}
 	if want.Source != "" {
-		g.Clone = &placement.Clone{Type: pve.QEMU, Name: want.Source, Storage: want.CloneStorage}
+		g.Clone = &placement.Clone{Type: pve.QEMU, Name: want.Source}
+		if want.FullClone {
+			g.Clone.Storage = want.CloneStorage // PVE takes a storage for full clones only
+		}
 	}
 	return g
 }
