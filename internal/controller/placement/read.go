@@ -19,8 +19,11 @@ package placement
 import (
 	"context"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
@@ -98,15 +101,41 @@ func (g Guest) Node(ctx context.Context) (string, error) {
 	if g.NodeName != "" || g.Spec == nil {
 		return g.NodeName, nil
 	}
-	d, err := ForGuest(ctx, g.Reader, *g.Spec, g.Clone, *g.Status)
+	recorded := Recorded(g.Object)
+	d, err := ForGuest(ctx, g.Reader, *g.Spec, g.Clone, recorded)
 	if err != nil {
 		return "", err
 	}
-	if *g.Status == nil || **g.Status != d {
+	if recorded == nil {
 		g.Record.Event(g.Object, event.Normal(ReasonPlaced, "placed on node "+d.Node+": "+d.Reason))
-		*g.Status = &d
+		meta.AddAnnotations(g.Object, map[string]string{AnnotationNode: d.Node, AnnotationReason: d.Reason})
 	}
+	*g.Status = &d
 	return d.Node, nil
+}
+
+// The decision is kept in annotations: Crossplane persists a resource's
+// annotations after Create (as it does the VMID in the external name) but
+// not what Create wrote to its status. Follow copies it to status.
+const (
+	AnnotationNode   = "proxmox.alperen.cloud/placed-node"
+	AnnotationReason = "proxmox.alperen.cloud/placed-reason"
+)
+
+// Recorded is the decision kept on obj, or nil.
+func Recorded(obj metav1.Object) *v1alpha1.PlacementDecision {
+	a := obj.GetAnnotations()
+	if a[AnnotationNode] == "" {
+		return nil
+	}
+	return &v1alpha1.PlacementDecision{Node: a[AnnotationNode], Reason: a[AnnotationReason]}
+}
+
+// Follow shows the decision kept on obj in status.
+func Follow(obj metav1.Object, status **v1alpha1.PlacementDecision) {
+	if r := Recorded(obj); r != nil && (*status == nil || **status != *r) {
+		*status = r
+	}
 }
 
 // Intended is the node a guest was asked to be created on: nodeName, else

@@ -73,6 +73,7 @@ func (o *observation) converged() bool {
 
 // Observe implements managed.TypedExternalClient.
 func (e *external) Observe(ctx context.Context, cr *v1alpha1.VirtualMachine) (managed.ExternalObservation, error) {
+	placement.Follow(cr, &cr.Status.Placement)
 	o := e.obs.Begin()
 	t := guest.Tracked{VMID: &cr.Status.VMID, LastTask: &cr.Status.LastTask, LastNode: cr.Status.Status.Node, SpecNode: placement.Intended(cr.Spec.NodeName, cr.Status.Placement), Protected: cr.Spec.DeletionProtection,
 		Adopt: &guest.AdoptTarget{Name: cr.Spec.Name, Status: &cr.Status.Adoption}}
