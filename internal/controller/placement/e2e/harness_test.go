@@ -14,7 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-
 // Package e2e runs placement end to end: a real kube-apiserver (testenv),
 // the provider's manager in-process, and a simulated cluster of four nodes
 // with different free memory, one of them offline.
