@@ -1,6 +1,10 @@
 package pvesim
 
-import "sync"
+import (
+	"net/http"
+	"strings"
+	"sync"
+)
 
 // NodeMemory is a node's memory as pvestatd reports it: Total is the
 // host's RAM (maxmem in /cluster/resources, memory.total in the node's
@@ -53,4 +57,26 @@ func (s *Server) SetNodeMemory(node string, m NodeMemory) error {
 	s.memory.set(node, m)
 	s.markDirty() // the cached /cluster/resources shows the old figures
 	return nil
+}
+
+// nodeMemoryPath recognises PUT /_sim/nodes/{node}/memory.
+func nodeMemoryPath(p, method string) (string, bool) {
+	rest, ok := strings.CutPrefix(p, "/_sim/nodes/")
+	node, found := strings.CutSuffix(rest, "/memory")
+	if !ok || !found || method != http.MethodPut || node == "" || strings.Contains(node, "/") {
+		return "", false
+	}
+	return node, true
+}
+
+// adminNodeMemory sets a node's memory from {"total": bytes, "used": bytes}.
+func (s *Server) adminNodeMemory(hr *http.Request, node string) error {
+	var m NodeMemory
+	if err := decodeAdmin(hr, &m); err != nil {
+		return err
+	}
+	if m.Total <= 0 || m.Used < 0 || m.Used > m.Total {
+		return errf(http.StatusBadRequest, "memory: want 0 <= used <= total and total > 0")
+	}
+	return s.SetNodeMemory(node, m)
 }
