@@ -36,6 +36,7 @@ type NoEligibleError struct {
 	Skipped []Skip
 }
 
+// Error names each skipped node and why.
 func (e NoEligibleError) Error() string {
 	return ErrNoEligibleNode.Error() + ": " + SkipList(e.Skipped)
 }
@@ -55,6 +56,9 @@ type Request struct {
 	// Count is how many of a set's VMs each node holds; nil without a
 	// spread.
 	Count map[string]int
+	// Excluded are nodes found unfit after ranking (what the guest needs
+	// is missing there), with why.
+	Excluded map[string]string
 }
 
 // Skip is an allowed node that was not eligible, and why.
@@ -105,7 +109,11 @@ func eligible(r Request) ([]candidate, []Skip) {
 		}
 		seen[name] = true
 		row, ok := rows[name]
-		if why := unfit(row, ok); why != "" {
+		why := unfit(row, ok)
+		if why == "" {
+			why = r.Excluded[name]
+		}
+		if why != "" {
 			skipped = append(skipped, Skip{Node: name, Why: why})
 			continue
 		}

@@ -17,6 +17,8 @@ limitations under the License.
 package placement
 
 import (
+	"context"
+	"errors"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -127,5 +129,34 @@ func TestSpreadSkew(t *testing.T) {
 	want := map[string]int{"pve1": 2, "pve2": 3, "pve4": 2}
 	if diff := cmp.Diff(want, count); diff != "" {
 		t.Errorf("7 VMs over 3 online nodes: -want, +got:\n%s", diff)
+	}
+}
+
+// A node that ranks first but lacks what the guest needs is skipped with
+// the check's reason and the next best is taken; only the nodes tried are
+// checked; a check that cannot tell fails the choice.
+func TestChooseChecked(t *testing.T) {
+	v := View{req: Request{Nodes: fourNodes}}
+	var checked []string
+	noBridge := func(_ context.Context, node string) (string, error) {
+		checked = append(checked, node)
+		if node == "pve2" {
+			return `bridge "vmbr9" does not exist on node "pve2"`, nil
+		}
+		return "", nil
+	}
+	d, err := v.ChooseChecked(context.Background(), []string{"pve1", "pve2", "pve3", "pve4"}, nil, noBridge)
+	want := Decision{Node: "pve1", Reason: `most free memory (40960 MiB); skipped pve2: bridge "vmbr9" does not exist on node "pve2"; pve3: status offline`,
+		Skipped: []Skip{{Node: "pve2", Why: `bridge "vmbr9" does not exist on node "pve2"`}, {Node: "pve3", Why: "status offline"}}}
+	if diff := cmp.Diff(want, d); diff != "" || err != nil {
+		t.Errorf("ChooseChecked: %v, -want, +got:\n%s", err, diff)
+	}
+	if diff := cmp.Diff([]string{"pve2", "pve1"}, checked); diff != "" {
+		t.Errorf("nodes checked: -want, +got:\n%s", diff)
+	}
+	errUnreadable := errors.New("cannot read")
+	_, err = v.ChooseChecked(context.Background(), []string{"pve1"}, nil, func(context.Context, string) (string, error) { return "", errUnreadable })
+	if diff := cmp.Diff(errUnreadable, err, cmpopts.EquateErrors()); diff != "" {
+		t.Errorf("a check that fails: -want, +got:\n%s", diff)
 	}
 }

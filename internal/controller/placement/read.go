@@ -58,11 +58,37 @@ func (v View) Choose(allowed []string, count map[string]int) (Decision, error) {
 	return Choose(req)
 }
 
+// Check says why the guest cannot be created on node (what it needs is
+// missing there), "" when it can; an error when it cannot tell.
+type Check func(ctx context.Context, node string) (string, error)
+
+// ChooseChecked is Choose, where the best node must also pass check (nil
+// passes every node): a node that fails is skipped with check's reason and
+// the next best tried. Only the nodes tried are checked.
+func (v View) ChooseChecked(ctx context.Context, allowed []string, count map[string]int, check Check) (Decision, error) {
+	req := v.req
+	req.Allowed, req.Count, req.Excluded = allowed, count, map[string]string{}
+	for {
+		d, err := Choose(req)
+		if err != nil || check == nil {
+			return d, err
+		}
+		why, err := check(ctx, d.Node)
+		if err != nil {
+			return Decision{}, err
+		}
+		if why == "" {
+			return d, nil
+		}
+		req.Excluded[d.Node] = why
+	}
+}
+
 // ForGuest is the node of a guest created with spec.placement and no
 // nodeName: the decision recorded before when there is one (a placement is
 // made once, so a retried create lands where the first attempt was
 // headed), else a new one from what PVE reports now.
-func ForGuest(ctx context.Context, r Reader, spec v1alpha1.GuestPlacementSpec, clone *Clone, recorded *v1alpha1.PlacementDecision) (v1alpha1.PlacementDecision, error) {
+func ForGuest(ctx context.Context, r Reader, spec v1alpha1.GuestPlacementSpec, clone *Clone, check Check, recorded *v1alpha1.PlacementDecision) (v1alpha1.PlacementDecision, error) {
 	if recorded != nil && recorded.Node != "" {
 		return *recorded, nil
 	}
@@ -70,7 +96,7 @@ func ForGuest(ctx context.Context, r Reader, spec v1alpha1.GuestPlacementSpec, c
 	if err != nil {
 		return v1alpha1.PlacementDecision{}, err
 	}
-	d, err := v.Choose(spec.AllowedNodes, nil)
+	d, err := v.ChooseChecked(ctx, spec.AllowedNodes, nil, check)
 	if err != nil {
 		return v1alpha1.PlacementDecision{}, errors.Wrap(err, "spec.placement.allowedNodes")
 	}
@@ -90,6 +116,8 @@ type Guest struct {
 	NodeName string
 	// Clone is the template, or nil when nothing is cloned.
 	Clone *Clone
+	// Check, when set, skips a node lacking what the guest needs.
+	Check Check
 	// Status is where the decision is kept (status.placement).
 	Status **v1alpha1.PlacementDecision
 }
@@ -102,7 +130,7 @@ func (g Guest) Node(ctx context.Context) (string, error) {
 		return g.NodeName, nil
 	}
 	recorded := Recorded(g.Object)
-	d, err := ForGuest(ctx, g.Reader, *g.Spec, g.Clone, recorded)
+	d, err := ForGuest(ctx, g.Reader, *g.Spec, g.Clone, g.Check, recorded)
 	if err != nil {
 		return "", err
 	}

@@ -100,7 +100,8 @@ func (e *external) builtTemplate(ctx context.Context, ns, name string) (string, 
 // placed picks the node of a VM created with spec.placement and no
 // nodeName, before its prerequisites are checked on that node.
 func (e *external) placed(cr *v1alpha1.VirtualMachine, want desired) placement.Guest {
-	g := placement.Guest{Reader: e.cl, Record: e.Record, Object: cr, Spec: cr.Spec.Placement, NodeName: cr.Spec.NodeName, Status: &cr.Status.Placement}
+	g := placement.Guest{Reader: e.cl, Record: e.Record, Object: cr, Spec: cr.Spec.Placement, NodeName: cr.Spec.NodeName, Status: &cr.Status.Placement,
+		Check: e.prerequisitesOn(want)}
 	if want.Source != "" {
 		g.Clone = &placement.Clone{Type: pve.QEMU, Name: want.Source}
 		if want.FullClone {
@@ -108,4 +109,19 @@ func (e *external) placed(cr *v1alpha1.VirtualMachine, want desired) placement.G
 		}
 	}
 	return g
+}
+
+// prerequisitesOn checks the VM's prerequisites on a node placement
+// considers: a node lacking a storage, volume or bridge the VM names is
+// skipped with CheckPrerequisites' reason.
+func (e *external) prerequisitesOn(want desired) placement.Check {
+	return func(ctx context.Context, node string) (string, error) {
+		p := want.prerequisites()
+		p.Node = node
+		err := e.cl.CheckPrerequisites(ctx, p)
+		if errors.Is(err, pve.ErrMissingPrerequisite) {
+			return err.Error(), nil
+		}
+		return "", err
+	}
 }
