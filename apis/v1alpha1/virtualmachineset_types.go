@@ -133,6 +133,7 @@ type VirtualMachineSetStatus struct {
 // +kubebuilder:printcolumn:name="REPLICAS",type="integer",JSONPath=".spec.replicas"
 // +kubebuilder:printcolumn:name="READY",type="integer",JSONPath=".status.readyReplicas"
 // +kubebuilder:printcolumn:name="NODE",type="string",JSONPath=".spec.nodeName"
+// +kubebuilder:printcolumn:name="SPREAD",type="string",JSONPath=".spec.placement.spread",priority=1
 // +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
 
 // A VirtualMachineSet keeps a number of identical VirtualMachines, named
