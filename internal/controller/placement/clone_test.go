@@ -66,7 +66,8 @@ func TestReachability(t *testing.T) {
 		r      fakeReader
 		clone  Clone
 		node   string
-		want   string // "" = reachable
+		// want is why the node is not reachable; empty when it is.
+		want string
 	}{
 		"SameNode": {
 			reason: "A template on the node itself is always reachable.",

@@ -29,8 +29,9 @@ import (
 	"github.com/kubemox/provider-proxmox/internal/controller/placement"
 )
 
-// TypeNodesSkipped: the set's placement left out an allowed node (offline,
-// say) for the VMs it last placed, or found none for a VM.
+// TypeNodesSkipped is the condition saying the set's placement left out an
+// allowed node (offline, say) for the VMs it last placed, or found none for
+// a VM.
 const TypeNodesSkipped xpv2.ConditionType = "NodesSkipped"
 
 // placer decides the nodes of the set's new VMs. It reads Proxmox only when
