@@ -247,7 +247,7 @@ type ContainerTemplate struct {
 // +kubebuilder:validation:XValidation:rule="has(self.template) || (has(self.managementPolicies) && !self.managementPolicies.exists(p, p == '*' || p == 'Create'))",message="template is required when managementPolicies allow Create (an import without one: [\"Observe\"], or [\"Observe\", \"Update\", \"LateInitialize\"] to manage it)"
 // +kubebuilder:validation:XValidation:rule="(has(self.template) && (has(self.template.name) || has(self.template.image) || has(self.template.ostemplate))) || (has(self.managementPolicies) && !self.managementPolicies.exists(p, p == '*' || p == 'Create'))",message="one of template.name, template.image or template.ostemplate is required when managementPolicies allow Create (an imported container has no source: [\"Observe\"], or [\"Observe\", \"Update\", \"LateInitialize\"] to manage it)"
 // +kubebuilder:validation:XValidation:rule="has(self.name) || (has(self.managementPolicies) && self.managementPolicies == ['Observe'])",message="name is required, unless managementPolicies is [\"Observe\"] (import)"
-// +kubebuilder:validation:XValidation:rule="has(self.nodeName) || (has(self.managementPolicies) && self.managementPolicies == ['Observe'])",message="nodeName is required, unless managementPolicies is [\"Observe\"] (import)"
+// +kubebuilder:validation:XValidation:rule="has(self.nodeName) || has(self.placement) || (has(self.managementPolicies) && self.managementPolicies == ['Observe'])",message="nodeName or placement is required, unless managementPolicies is [\"Observe\"] (import)"
 type ContainerSpec struct {
 	// The connection, management policies and connection-detail Secret
 	// (vmid, node, ipAddress and the root password, when one is set, are
@@ -268,6 +268,12 @@ type ContainerSpec struct {
 	// +kubebuilder:validation:MaxLength=64
 	// +optional
 	NodeName string `json:"nodeName,omitempty"`
+
+	// Placement lets the provider pick the node when nodeName is empty:
+	// the allowed online node with the most free memory that the template
+	// can be cloned to. The choice is kept in status.placement.
+	// +optional
+	Placement *GuestPlacementSpec `json:"placement,omitempty"`
 
 	// Template is the source and the hardware.
 	// +optional

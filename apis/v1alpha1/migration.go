@@ -105,4 +105,8 @@ type GuestPlacement struct {
 	// LastMigration is the last migration the provider started.
 	// +optional
 	LastMigration *MigrationStatus `json:"lastMigration,omitempty"`
+	// Placement is the node the provider picked for a guest created with
+	// spec.placement and no nodeName, and why.
+	// +optional
+	Placement *PlacementDecision `json:"placement,omitempty"`
 }

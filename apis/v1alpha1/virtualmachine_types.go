@@ -429,7 +429,7 @@ type CloudInitConfig struct {
 // +kubebuilder:validation:XValidation:rule="!(has(self.template) && has(self.vmSpec))",message="template and vmSpec are mutually exclusive: set template to clone, or vmSpec to create from scratch"
 // +kubebuilder:validation:XValidation:rule="has(self.template) || has(self.vmSpec) || (has(self.managementPolicies) && self.managementPolicies == ['Observe'])",message="one of template or vmSpec is required, unless managementPolicies is [\"Observe\"] (import)"
 // +kubebuilder:validation:XValidation:rule="has(self.name) || (has(self.managementPolicies) && self.managementPolicies == ['Observe'])",message="name is required, unless managementPolicies is [\"Observe\"] (import)"
-// +kubebuilder:validation:XValidation:rule="has(self.nodeName) || (has(self.managementPolicies) && self.managementPolicies == ['Observe'])",message="nodeName is required, unless managementPolicies is [\"Observe\"] (import)"
+// +kubebuilder:validation:XValidation:rule="has(self.nodeName) || has(self.placement) || (has(self.managementPolicies) && self.managementPolicies == ['Observe'])",message="nodeName or placement is required, unless managementPolicies is [\"Observe\"] (import)"
 // +kubebuilder:validation:XValidation:rule="!has(self.cloudInitConfig) || !((has(self.template) && has(self.template.cloudInitConfig)) || (has(self.vmSpec) && has(self.vmSpec.cloudInitConfig)))",message="cloudInitConfig may be set in one place only: spec.cloudInitConfig, spec.template.cloudInitConfig or spec.vmSpec.cloudInitConfig"
 type VirtualMachineSpec struct {
 	// The connection, management policies and connection-detail Secret
@@ -462,6 +462,12 @@ type VirtualMachineSpec struct {
 	// +kubebuilder:validation:MaxLength=64
 	// +optional
 	NodeName string `json:"nodeName,omitempty"`
+
+	// Placement lets the provider pick the node when nodeName is empty:
+	// the allowed online node with the most free memory that the template
+	// can be cloned to. The choice is kept in status.placement.
+	// +optional
+	Placement *GuestPlacementSpec `json:"placement,omitempty"`
 
 	// Template clones the VM from a template (clone mode).
 	// +optional

@@ -46,6 +46,7 @@ type PCIDevicesSpec struct {
 // VirtualMachineSetSpec is the desired state of a VirtualMachineSet: kubemox's
 // fields, plus the management policies its VMs get.
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.connectionRef) || has(self.connectionRef)",message="connectionRef is required once set"
+// +kubebuilder:validation:XValidation:rule="has(self.nodeName) != has(self.placement)",message="exactly one of nodeName or placement is required"
 type VirtualMachineSetSpec struct {
 	// Replicas is the number of VMs, named <set>-0 to <set>-<replicas-1>.
 	// No maximum, as kubemox: Proxmox VE refuses a VM only when it has no
@@ -53,10 +54,18 @@ type VirtualMachineSetSpec struct {
 	// +kubebuilder:validation:Minimum=0
 	Replicas int32 `json:"replicas"`
 
-	// NodeName is the Proxmox VE node the VMs are created on.
+	// NodeName is the Proxmox VE node the VMs are created on. Either it or
+	// placement is set.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=64
-	NodeName string `json:"nodeName"`
+	// +optional
+	NodeName string `json:"nodeName,omitempty"`
+
+	// Placement picks each new VM's node among allowed ones when nodeName
+	// is empty, spread across them with spread: Nodes. A VM's node is
+	// decided once, when the set creates it, and written to its nodeName.
+	// +optional
+	Placement *SetPlacementSpec `json:"placement,omitempty"`
 
 	// Template is each VM's template: the Proxmox template to clone, the
 	// hardware and cloud-init, as a VirtualMachine's spec.template.
@@ -100,7 +109,8 @@ type VirtualMachineSetSpec struct {
 // VirtualMachineSetStatus is the observed state of a VirtualMachineSet.
 type VirtualMachineSetStatus struct {
 	// Conditions: Ready (every replica exists and is Ready), and
-	// ScaleDownBlocked or PCIDevicesShort when the spec cannot be met.
+	// ScaleDownBlocked, PCIDevicesShort or NodesSkipped (placement left out
+	// an allowed node, offline say) when the spec cannot be fully met.
 	xpv2.ConditionedStatus `json:",inline"`
 	// Replicas is the number of VMs of the set that exist.
 	// +optional
@@ -123,6 +133,7 @@ type VirtualMachineSetStatus struct {
 // +kubebuilder:printcolumn:name="REPLICAS",type="integer",JSONPath=".spec.replicas"
 // +kubebuilder:printcolumn:name="READY",type="integer",JSONPath=".status.readyReplicas"
 // +kubebuilder:printcolumn:name="NODE",type="string",JSONPath=".spec.nodeName"
+// +kubebuilder:printcolumn:name="SPREAD",type="string",JSONPath=".spec.placement.spread",priority=1
 // +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
 
 // A VirtualMachineSet keeps a number of identical VirtualMachines, named

@@ -73,7 +73,7 @@ func SetupGated(mgr ctrl.Manager, o controller.Options, clients *pve.Cache, setu
 		v1alpha1.VirtualMachineGroupVersionKind)
 	setups.Register(v1alpha1.CustomCertificateKind, func() error { return customcertificate.Setup(mgr, o, clients, secretWatch, poll) },
 		v1alpha1.CustomCertificateGroupVersionKind)
-	setups.Register(v1alpha1.VirtualMachineSetKind, func() error { return virtualmachineset.Setup(mgr, o) },
+	setups.Register(v1alpha1.VirtualMachineSetKind, func() error { return virtualmachineset.Setup(mgr, o, clients) },
 		v1alpha1.VirtualMachineSetGroupVersionKind, v1alpha1.VirtualMachineGroupVersionKind)
 	// GuestImport indexes VirtualMachines and Containers by the guest they name.
 	setups.Register(v1alpha1.GuestImportKind, func() error { return guestimport.Setup(mgr, o, clients) },

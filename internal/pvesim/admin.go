@@ -46,6 +46,10 @@ func (s *Server) serveAdmin(w http.ResponseWriter, hr *http.Request) {
 	case "/_sim/listeners GET":
 		data = s.Listeners()
 	default:
+		if node, ok := nodeMemoryPath(p, hr.Method); ok {
+			err = s.adminNodeMemory(hr, node)
+			break
+		}
 		if node, offline, ok := nodeSwitchPath(p, hr.Method); ok {
 			err = s.adminNode(hr, node, offline)
 			break

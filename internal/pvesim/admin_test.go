@@ -239,3 +239,25 @@ func TestUnseededSimulatorReportsItsSeed(t *testing.T) {
 		t.Fatal("Seed() is 0: a run without a seed could not be replayed")
 	}
 }
+
+// PUT /_sim/nodes/{node}/memory sets what the node reports; a figure that
+// no host reports (used above total) is refused.
+func TestAdminNodeMemory(t *testing.T) {
+	sim := startSim(t, pvesim.Options{})
+	if res := adminCall(t, sim, http.MethodPut, "/_sim/nodes/pve/memory", `{"total": 34359738368, "used": 1073741824}`); res.Status != http.StatusOK {
+		t.Fatalf("set memory: %s", res.StatusLine)
+	}
+	if res := adminCall(t, sim, http.MethodPut, "/_sim/nodes/pve/memory", `{"total": 1, "used": 2}`); res.Status != http.StatusBadRequest {
+		t.Errorf("used above total: %s", res.StatusLine)
+	}
+	if res := adminCall(t, sim, http.MethodPut, "/_sim/nodes/nosuch/memory", `{"total": 1, "used": 0}`); res.Status == http.StatusOK {
+		t.Errorf("unknown node: %s", res.StatusLine)
+	}
+	var nodes []map[string]any
+	if err := tokenClient(t, sim).Get(testCtx(t), "/cluster/resources?type=node", &nodes); err != nil {
+		t.Fatal(err)
+	}
+	if len(nodes) != 1 || nodes[0]["maxmem"] != float64(32<<30) || nodes[0]["mem"] != float64(1<<30) {
+		t.Errorf("node rows: %v", nodes)
+	}
+}

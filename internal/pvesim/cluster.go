@@ -113,9 +113,9 @@ func showsUptime(v rrdView) bool {
 	return v.Known && v.Status == StatusRunning && !v.StartedAt.IsZero()
 }
 
-func nodeResource(n string) nodeEntry {
+func nodeResource(n string, m NodeMemory) nodeEntry {
 	return nodeEntry{ID: "node/" + n, Type: "node", Node: n, Status: "online", CGroupMode: 2,
-		MaxCPU: nodeCPUs, CPU: 0.02, MaxMem: nodeMemory, Mem: 8 * gib, MaxDisk: 100 * gib, Disk: 10 * gib, Uptime: nodeUptime}
+		MaxCPU: nodeCPUs, CPU: 0.02, MaxMem: m.Total, Mem: m.Used, MaxDisk: 100 * gib, Disk: 10 * gib, Uptime: nodeUptime}
 }
 
 func storageResource(node string, st *storage) storageEntry {

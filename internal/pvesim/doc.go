@@ -67,6 +67,9 @@
 //     "595 <reason>" with an empty body; /cluster/resources shows the node "offline" and its guests'
 //     status "unknown"; /nodes and /cluster/status show it offline. POST /_sim/nodes/{node}/online
 //     brings it back.
+//   - PUT /_sim/nodes/{node}/memory, body {"total": bytes, "used": bytes}: the node's memory as
+//     pvestatd reports it (maxmem and mem in /cluster/resources, /nodes, the node's status;
+//     Options.NodeMemory at start, 64 GiB with 8 GiB used by default).
 //
 // # Counters
 //

@@ -16,9 +16,10 @@ func handleNodes(s *Server, _ *request) (any, error) {
 			out = append(out, map[string]any{"node": n, "id": "node/" + n, "type": "node", "status": "offline", "level": ""})
 			continue
 		}
+		m := s.memory.get(n)
 		out = append(out, map[string]any{
 			"node": n, "id": "node/" + n, "type": "node", "status": "online", "cpu": 0.02, "maxcpu": nodeCPUs,
-			"mem": 8 * gib, "maxmem": nodeMemory, "disk": 10 * gib, "maxdisk": 100 * gib, "uptime": nodeUptime, "level": "",
+			"mem": m.Used, "maxmem": m.Total, "disk": 10 * gib, "maxdisk": 100 * gib, "uptime": nodeUptime, "level": "",
 			"ssl_fingerprint": "00:11:22:33:44:55:66:77:88:99:AA:BB:CC:DD:EE:FF:00:11:22:33:44:55:66:77:88:99:AA:BB:CC:DD:EE:FF",
 		})
 	}
@@ -29,12 +30,13 @@ func handleNodeStatus(s *Server, r *request) (any, error) {
 	if err := s.checkNode(r.node()); err != nil {
 		return nil, err
 	}
+	m := s.memory.get(r.node())
 	return map[string]any{
 		"uptime": nodeUptime, "cpu": 0.02, "wait": 0.0, "idle": 0,
 		"loadavg":    []string{"0.10", "0.12", "0.09"},
 		"kversion":   "Linux 6.17.2-1-pve #1 SMP PREEMPT_DYNAMIC PMX 6.17.2-1 (2025-11-05T09:00Z) x86_64",
 		"pveversion": "pve-manager/" + pveVersion + "/" + pveRepoID,
-		"memory":     map[string]any{"total": nodeMemory, "used": 8 * gib, "free": nodeMemory - 8*gib, "available": nodeMemory - 8*gib},
+		"memory":     map[string]any{"total": m.Total, "used": m.Used, "free": m.Total - m.Used, "available": m.Total - m.Used},
 		"swap":       map[string]any{"total": 8 * gib, "used": 0, "free": 8 * gib},
 		"rootfs":     map[string]any{"total": 100 * gib, "used": 10 * gib, "free": 90 * gib, "avail": 85 * gib},
 		"ksm":        map[string]any{"shared": 0},

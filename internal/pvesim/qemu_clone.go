@@ -86,29 +86,52 @@ func (s *Server) checkClone(src *guest, r *request, o *cloneOpts) error {
 		}
 	}
 	if o.target != "" && o.target != src.Node {
-		if err := s.checkNode(o.target); err != nil {
-			return err
-		}
-		if !s.onSharedStorage(src, o.storage) {
-			return errInternal("can't clone VM to node '%s' (VM uses local storage)", o.target)
-		}
+		return s.checkCloneTarget(src, o)
 	}
 	return nil
 }
 
-// onSharedStorage reports whether all disks (and the clone target storage) are shared.
-func (s *Server) onSharedStorage(g *guest, targetStorage string) bool {
-	if targetStorage != "" {
-		st, ok := s.st.storage(g.Node, targetStorage)
-		return ok && st.Shared
+// checkCloneTarget applies clone_vm's rules for a clone to another node
+// (qemu-server src/PVE/API2/Qemu.pm clone_vm, load_and_check): a target
+// storage must be enabled on the target node and shared ("can't clone to
+// non-shared storage"), and, whatever the target storage, every volume of
+// the source must be on shared storage ($check_storage_access_clone; "can't
+// clone VM to node ... (VM uses local storage)").
+func (s *Server) checkCloneTarget(src *guest, o *cloneOpts) error {
+	if err := s.checkNode(o.target); err != nil {
+		return err
 	}
+	if o.storage != "" {
+		st, ok := s.st.storage(o.target, o.storage)
+		if !ok {
+			return errInternal("storage '%s' is not available on node '%s'", o.storage, o.target)
+		}
+		if !st.Shared {
+			return errInternal("can't clone to non-shared storage '%s'", o.storage)
+		}
+	}
+	if !s.volumesShared(src) {
+		return errInternal("can't clone VM to node '%s' (VM uses local storage)", o.target)
+	}
+	return nil
+}
+
+// volumesShared reports whether every volume of g's drives is on shared
+// storage, as $check_storage_access_clone judges: a CD-ROM counts when it
+// holds a volume (an ISO, the cloud-init drive), not when it is empty
+// ("none") or the host's drive ("cdrom"); unused volumes are not drives.
+func (s *Server) volumesShared(g *guest) bool {
 	for _, k := range driveKeys(g, g.Config) {
-		if strings.HasPrefix(k, "unused") || isCDROM(g.Config[k]) && !strings.Contains(g.Config[k], "cloudinit") {
+		vol, _ := driveVolume(g.Config[k])
+		if strings.HasPrefix(k, "unused") || vol == "" || vol == "none" || vol == "cdrom" {
 			continue
 		}
-		vol, _ := driveVolume(g.Config[k])
-		st, _, ok := s.findVolume(g.Node, vol)
-		if ok && !st.Shared {
+		stID, _, ok := splitVolID(vol)
+		if !ok {
+			return false
+		}
+		st, ok := s.st.storage(g.Node, stID)
+		if !ok || !st.Shared {
 			return false
 		}
 	}

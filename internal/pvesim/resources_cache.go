@@ -170,7 +170,7 @@ func (s *Server) encodeResources(buf []byte, typ string, now time.Time) []byte {
 	}
 	if typ == "" || typ == "node" {
 		for _, n := range s.st.nodes {
-			e := nodeResource(n)
+			e := nodeResource(n, s.memory.get(n))
 			if s.nodeOffline(n) {
 				e = offlineResource(e)
 			}

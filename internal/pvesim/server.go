@@ -51,6 +51,9 @@ type Options struct {
 	// ConfigLockTimeout is how long a writer waits for a guest's config file lock held by
 	// a create or clone task before failing with "got timeout"; default 10 s as PVE.
 	ConfigLockTimeout time.Duration
+	// NodeMemory sets nodes' memory figures (default 64 GiB, 8 GiB used);
+	// SetNodeMemory changes them later.
+	NodeMemory map[string]NodeMemory
 	// Seed seeds the simulator's randomness (fault rule hits, ranged task run times); 0
 	// picks one. Server.Seed reports it, so a failure under faults can be replayed.
 	Seed uint64
@@ -71,6 +74,7 @@ type Server struct {
 	faults   *faultSet
 	router   *router
 	offline  offlineNodes
+	memory   nodeMemoryTable
 
 	ca      *certAuthority
 	caPEM   []byte
@@ -120,6 +124,9 @@ func Start(opts Options) (*Server, error) {
 		stopCh:   make(chan struct{}),
 	}
 	s.cert.Store(leaf)
+	for node, m := range opts.NodeMemory {
+		s.memory.set(node, m)
+	}
 	if opts.StateFile != "" {
 		if err := s.loadState(opts.StateFile); err != nil {
 			return nil, err

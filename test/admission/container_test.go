@@ -140,7 +140,17 @@ func containerCases() map[string]admissionCase {
 		"NodeNameMissing": {manifest: ct(`
   name: ct-case
   template: {ostemplate: "local:vztmpl/x.tar.zst"}
-`), wantErr: []string{"nodeName is required, unless managementPolicies is [\"Observe\"]"}},
+`), wantErr: []string{"nodeName or placement is required, unless managementPolicies is [\"Observe\"]"}},
+		"PlacementInsteadOfNodeName": {manifest: ct(`
+  name: ct-case
+  placement: {allowedNodes: [pve1]}
+  template: {ostemplate: "local:vztmpl/x.tar.zst"}
+`)},
+		"PlacementNoNodes": {manifest: ct(`
+  name: ct-case
+  placement: {}
+  template: {ostemplate: "local:vztmpl/x.tar.zst"}
+`), wantErr: []string{"spec.placement.allowedNodes: Required value"}},
 		"HostnameNotDNS": {manifest: ct(`
   name: not_a_host
   nodeName: pve1

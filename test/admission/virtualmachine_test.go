@@ -263,7 +263,27 @@ func virtualMachineCases() map[string]admissionCase {
 		"NodeNameMissing": {manifest: vm(`
   name: vm-case
   template: {name: tpl}
-`), wantErr: []string{"nodeName is required, unless managementPolicies is [\"Observe\"]"}},
+`), wantErr: []string{"nodeName or placement is required, unless managementPolicies is [\"Observe\"]"}},
+		"PlacementInsteadOfNodeName": {manifest: vm(`
+  name: vm-case
+  placement: {allowedNodes: [pve1, pve2]}
+  template: {name: tpl}
+`)},
+		"PlacementNoNodes": {manifest: vm(`
+  name: vm-case
+  placement: {allowedNodes: []}
+  template: {name: tpl}
+`), wantErr: []string{"spec.placement.allowedNodes", "should have at least 1 items"}},
+		"PlacementEmptyNodeName": {manifest: vm(`
+  name: vm-case
+  placement: {allowedNodes: [pve1, ""]}
+  template: {name: tpl}
+`), wantErr: []string{"spec.placement.allowedNodes[1]", "at least 1 chars long"}},
+		"PlacementDuplicateNode": {manifest: vm(`
+  name: vm-case
+  placement: {allowedNodes: [pve1, pve1]}
+  template: {name: tpl}
+`), wantErr: []string{"spec.placement.allowedNodes[1]", "Duplicate value"}},
 		"NameNotADNSName": {manifest: vm(`
   name: my_vm
   nodeName: pve1

@@ -73,7 +73,33 @@ func virtualMachineSetCases() map[string]admissionCase {
 		"NodeNameMissing": {manifest: vmSet(`
   replicas: 1
   template: {name: tpl}
-`), wantErr: []string{"spec.nodeName: Required value"}},
+`), wantErr: []string{"exactly one of nodeName or placement is required"}},
+		"Spread": {manifest: vmSet(`
+  replicas: 3
+  placement: {allowedNodes: [pve1, pve2, pve3], spread: Nodes}
+  template: {name: tpl}
+`)},
+		"PlacementWithoutSpread": {manifest: vmSet(`
+  replicas: 3
+  placement: {allowedNodes: [pve1]}
+  template: {name: tpl}
+`)},
+		"NodeNameAndPlacement": {manifest: vmSet(`
+  replicas: 1
+  nodeName: pve1
+  placement: {allowedNodes: [pve1]}
+  template: {name: tpl}
+`), wantErr: []string{"exactly one of nodeName or placement is required"}},
+		"SpreadUnknown": {manifest: vmSet(`
+  replicas: 1
+  placement: {allowedNodes: [pve1], spread: Zones}
+  template: {name: tpl}
+`), wantErr: []string{"spec.placement.spread", "supported values: \"Nodes\""}},
+		"PlacementEmptyNodeName": {manifest: vmSet(`
+  replicas: 1
+  placement: {allowedNodes: [""]}
+  template: {name: tpl}
+`), wantErr: []string{"spec.placement.allowedNodes[0]", "at least 1 chars long"}},
 		"NodeNameEmpty": {manifest: vmSet(`
   replicas: 1
   nodeName: ""

@@ -200,12 +200,14 @@ func (c *Client) preflightNames(ctx context.Context, path, field string, q url.V
 // at most this long.
 const listingTTL = 10 * time.Second
 
-// listingMemo keeps the listings prerequisites are checked against, by
-// path (a few per node: bounded).
+// listingMemo keeps the listings prerequisites are checked against, and
+// the cluster's node and storage listings placements read, by path (a few
+// per node: bounded).
 type listingMemo struct {
-	mu    sync.Mutex
-	byKey map[string]listing
-	now   func() time.Time
+	mu       sync.Mutex
+	byKey    map[string]listing
+	inflight map[string]*listingCall
+	now      func() time.Time
 }
 
 type listing struct {
@@ -213,8 +215,16 @@ type listing struct {
 	at   time.Time
 }
 
+// listingCall is a read in flight, which concurrent callers of the same
+// path wait for rather than sending their own.
+type listingCall struct {
+	done chan struct{}
+	rows []map[string]json.RawMessage
+	err  error
+}
+
 func newListingMemo() *listingMemo {
-	return &listingMemo{byKey: map[string]listing{}, now: time.Now}
+	return &listingMemo{byKey: map[string]listing{}, inflight: map[string]*listingCall{}, now: time.Now}
 }
 
 // forget drops every kept listing.
@@ -225,22 +235,37 @@ func (m *listingMemo) forget() {
 }
 
 // get returns the rows of path, read by fetch unless a read younger than
-// listingTTL is kept; failed reads are not kept.
+// listingTTL is kept; concurrent callers share one read; failed reads are
+// not kept.
 func (m *listingMemo) get(ctx context.Context, path string, fetch func(context.Context) ([]map[string]json.RawMessage, error)) ([]map[string]json.RawMessage, error) {
 	m.mu.Lock()
-	l, ok := m.byKey[path]
-	m.mu.Unlock()
-	if ok && m.now().Sub(l.at) < listingTTL {
+	if l, ok := m.byKey[path]; ok && m.now().Sub(l.at) < listingTTL {
+		m.mu.Unlock()
 		return l.rows, nil
 	}
-	rows, err := fetch(ctx)
-	if err != nil {
-		return nil, err
+	call, joined := m.inflight[path]
+	if !joined {
+		call = &listingCall{done: make(chan struct{})}
+		m.inflight[path] = call
 	}
-	m.mu.Lock()
-	m.byKey[path] = listing{rows: rows, at: m.now()}
 	m.mu.Unlock()
-	return rows, nil
+	if joined {
+		select {
+		case <-call.done:
+			return call.rows, call.err
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	call.rows, call.err = fetch(ctx)
+	m.mu.Lock()
+	delete(m.inflight, path)
+	if call.err == nil {
+		m.byKey[path] = listing{rows: call.rows, at: m.now()}
+	}
+	m.mu.Unlock()
+	close(call.done)
+	return call.rows, call.err
 }
 
 func listed(names []string) string {

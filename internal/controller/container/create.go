@@ -29,6 +29,7 @@ import (
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 	"github.com/kubemox/provider-proxmox/internal/controller/changelog"
 	"github.com/kubemox/provider-proxmox/internal/controller/guest"
+	"github.com/kubemox/provider-proxmox/internal/controller/placement"
 )
 
 // Create implements managed.TypedExternalClient. It never waits for PVE's
@@ -41,6 +42,9 @@ func (e *external) Create(ctx context.Context, cr *v1alpha1.Container) (managed.
 		return managed.ExternalCreation{}, err
 	}
 	if underway, err := guest.CheckPreviousCreate(ctx, e.cl, cr); err != nil || underway {
+		return managed.ExternalCreation{}, err
+	}
+	if want.Node, err = e.placed(cr, want).Node(ctx); err != nil {
 		return managed.ExternalCreation{}, err
 	}
 	if want.Image != nil {
@@ -71,6 +75,19 @@ func (e *external) startCreate(ctx context.Context, cr *v1alpha1.Container, want
 	}
 	opts := pve.CloneOptions{NewID: vmid, Name: cr.Spec.Name, Description: description, Full: want.FullClone, Storage: want.CloneStorage}
 	return e.identity().CloneTemplate(ctx, cr, want.Clone, want.Node, opts)
+}
+
+// placed picks the node of a container created with spec.placement and no
+// nodeName, before an image is pulled onto it.
+func (e *external) placed(cr *v1alpha1.Container, want desired) placement.Guest {
+	g := placement.Guest{Reader: e.cl, Record: e.Record, Object: cr, Spec: cr.Spec.Placement, NodeName: cr.Spec.NodeName, Status: &cr.Status.Placement}
+	if want.Clone != "" {
+		g.Clone = &placement.Clone{Type: pve.LXC, Name: want.Clone}
+		if want.FullClone {
+			g.Clone.Storage = want.CloneStorage // PVE takes a storage for full clones only
+		}
+	}
+	return g
 }
 
 // ensureImage makes the spec's OCI image available as a container template

@@ -27,6 +27,7 @@ import (
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 	"github.com/kubemox/provider-proxmox/internal/controller/guest"
+	"github.com/kubemox/provider-proxmox/internal/controller/placement"
 )
 
 // external is the client of one reconcile. Observe leaves what it saw in obs
@@ -74,8 +75,9 @@ func (o *observation) converged() bool {
 
 // Observe implements managed.TypedExternalClient.
 func (e *external) Observe(ctx context.Context, cr *v1alpha1.Container) (managed.ExternalObservation, error) {
+	placement.Follow(cr, &cr.Status.Placement)
 	o := e.obs.Begin()
-	t := guest.Tracked{VMID: &cr.Status.VMID, LastTask: &cr.Status.LastTask, LastNode: cr.Status.Status.Node, SpecNode: cr.Spec.NodeName, Protected: cr.Spec.DeletionProtection,
+	t := guest.Tracked{VMID: &cr.Status.VMID, LastTask: &cr.Status.LastTask, LastNode: cr.Status.Status.Node, SpecNode: placement.Intended(cr.Spec.NodeName, cr.Status.Placement), Protected: cr.Spec.DeletionProtection,
 		Adopt: &guest.AdoptTarget{Name: cr.Spec.Name, Status: &cr.Status.Adoption}}
 	return e.observer().Observe(ctx, cr, t, &o.Observation, func(row *pve.Resource) (managed.ExternalObservation, error) {
 		return e.observeOwned(ctx, cr, o, row)

@@ -21,6 +21,7 @@ import (
 
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 	"github.com/kubemox/provider-proxmox/internal/controller/guest"
+	"github.com/kubemox/provider-proxmox/internal/controller/placement"
 )
 
 // proxmox is everything the Container controller asks of Proxmox VE
@@ -34,6 +35,7 @@ type proxmox interface {
 	guest.PowerClient
 	guest.Migrator
 	guest.ConfigWriter
+	placement.Reader
 
 	PullOCIImage(ctx context.Context, node, storage, reference string) (string, error)
 	HasTemplateVolume(ctx context.Context, node, storage, volid string) (bool, error)

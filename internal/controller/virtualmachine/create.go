@@ -30,6 +30,7 @@ import (
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 	"github.com/kubemox/provider-proxmox/internal/controller/changelog"
 	"github.com/kubemox/provider-proxmox/internal/controller/guest"
+	"github.com/kubemox/provider-proxmox/internal/controller/placement"
 )
 
 // Create implements managed.TypedExternalClient. It never waits for PVE's
@@ -45,6 +46,9 @@ func (e *external) Create(ctx context.Context, cr *v1alpha1.VirtualMachine) (man
 		}
 	}
 	if underway, err := guest.CheckPreviousCreate(ctx, e.cl, cr, want.secrets()...); err != nil || underway {
+		return managed.ExternalCreation{}, err
+	}
+	if want.Node, err = e.placed(cr, want).Node(ctx); err != nil {
 		return managed.ExternalCreation{}, err
 	}
 	// Before a VMID is picked: a spec naming what the node lacks, or a
@@ -91,4 +95,33 @@ func (e *external) builtTemplate(ctx context.Context, ns, name string) (string, 
 		return "", errors.Errorf("VirtualMachineTemplate %s/%s (template.templateRef) is not built yet", ns, name)
 	}
 	return t.Spec.Name, nil
+}
+
+// placed picks the node of a VM created with spec.placement and no
+// nodeName, before its prerequisites are checked on that node.
+func (e *external) placed(cr *v1alpha1.VirtualMachine, want desired) placement.Guest {
+	g := placement.Guest{Reader: e.cl, Record: e.Record, Object: cr, Spec: cr.Spec.Placement, NodeName: cr.Spec.NodeName, Status: &cr.Status.Placement,
+		Check: e.prerequisitesOn(want)}
+	if want.Source != "" {
+		g.Clone = &placement.Clone{Type: pve.QEMU, Name: want.Source}
+		if want.FullClone {
+			g.Clone.Storage = want.CloneStorage // PVE takes a storage for full clones only
+		}
+	}
+	return g
+}
+
+// prerequisitesOn checks the VM's prerequisites on a node placement
+// considers: a node lacking a storage, volume or bridge the VM names is
+// skipped with CheckPrerequisites' reason.
+func (e *external) prerequisitesOn(want desired) placement.Check {
+	return func(ctx context.Context, node string) (string, error) {
+		p := want.prerequisites()
+		p.Node = node
+		err := e.cl.CheckPrerequisites(ctx, p)
+		if errors.Is(err, pve.ErrMissingPrerequisite) {
+			return err.Error(), nil
+		}
+		return "", err
+	}
 }

@@ -21,6 +21,7 @@ import (
 
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 	"github.com/kubemox/provider-proxmox/internal/controller/guest"
+	"github.com/kubemox/provider-proxmox/internal/controller/placement"
 )
 
 // proxmox is everything the VirtualMachine controller asks of Proxmox VE
@@ -33,6 +34,7 @@ type proxmox interface {
 	guest.PowerClient
 	guest.Migrator
 	guest.ConfigWriter
+	placement.Reader
 
 	SetGuestConfigAsync(ctx context.Context, ref pve.GuestRef, set map[string]string, del []string) (string, error)
 	CheckPrerequisites(ctx context.Context, p pve.Prerequisites) error

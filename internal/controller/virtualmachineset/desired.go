@@ -54,11 +54,12 @@ func selector(set *v1alpha1.VirtualMachineSet) string {
 	return LabelSet + "=" + set.Name
 }
 
-// desiredVM is replica i as the set asks for it. Only the fields the set
+// desiredVM is replica i as the set asks for it, on node. Only the fields the set
 // owns are filled; applyOwned copies them onto an existing VM, so what the
 // API server defaulted there (rebootPolicy, say) is left alone.
-func desiredVM(set *v1alpha1.VirtualMachineSet, i int) *v1alpha1.VirtualMachine {
+func desiredVM(set *v1alpha1.VirtualMachineSet, i int, node string) *v1alpha1.VirtualMachine {
 	vm := &v1alpha1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Namespace: set.Namespace, Name: vmName(set, i)}}
+	vm.Spec.NodeName = node
 	applyOwned(vm, set, i)
 	return vm
 }
@@ -81,7 +82,11 @@ func applyOwned(vm *v1alpha1.VirtualMachine, set *v1alpha1.VirtualMachineSet, i 
 	s.ConnectionRef = set.Spec.ConnectionRef.DeepCopy()
 	s.ManagementPolicies = append(s.ManagementPolicies[:0:0], set.Spec.ManagementPolicies...)
 	s.Name = vmName(set, i)
-	s.NodeName = set.Spec.NodeName
+	// With placement, each VM's node was decided when it was created and
+	// stays: the set never moves a VM.
+	if set.Spec.Placement == nil {
+		s.NodeName = set.Spec.NodeName
+	}
 	tpl := set.Spec.Template.DeepCopy()
 	tpl.PCIDevices = append(tpl.PCIDevices, pciDevicesOf(set, i)...)
 	s.Template = tpl

@@ -86,7 +86,7 @@ func TestApplyOwnedIsStable(t *testing.T) {
 		Annotations: map[string]string{v1alpha1.AnnotationReconcileMode: v1alpha1.ReconcileModeWatchOnly}},
 		Spec: v1alpha1.VirtualMachineSetSpec{Replicas: 1, NodeName: "pve", EnableAutoStart: &yes,
 			Template: v1alpha1.VirtualMachineCloneSpec{Name: "tpl", FullClone: &yes}}}
-	vm := desiredVM(set, 0)
+	vm := desiredVM(set, 0, set.Spec.NodeName)
 	vm.Spec.RebootPolicy = v1alpha1.RebootPolicyAlways // defaulted by the API server
 	before := vm.DeepCopy()
 	applyOwned(vm, set, 0)

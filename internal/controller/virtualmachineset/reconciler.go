@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -37,6 +38,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
+	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 	"github.com/kubemox/provider-proxmox/internal/controller/changelog"
 )
 
@@ -63,6 +65,8 @@ type Reconciler struct {
 	kube    client.Client
 	record  event.Recorder
 	changes changelog.Recorder
+	// clients are the connections' Proxmox clients, read to place VMs.
+	clients *pve.Cache
 }
 
 // Reconcile creates the missing replicas, brings existing ones to the set's
@@ -81,8 +85,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
+	p := newPlacer(set, owned, r.clientFor(set))
 	for i := range int(set.Spec.Replicas) {
-		if err := r.ensureReplica(ctx, set, i, owned[i]); err != nil {
+		if err := r.ensureReplica(ctx, set, i, owned[i], p); err != nil {
 			return reconcile.Result{}, err
 		}
 	}
@@ -90,8 +95,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	return reconcile.Result{}, r.report(ctx, set, owned, blocked)
+	if c, ok := p.condition(); ok {
+		set.Status.SetConditions(c)
+	}
+	res := reconcile.Result{}
+	if p.none != nil {
+		// A node may come online, or the template move: look again.
+		res.RequeueAfter = noNodeRetry
+	}
+	return res, r.report(ctx, set, owned, blocked)
 }
+
+// noNodeRetry is how soon a set with a VM no allowed node could take
+// looks again.
+const noNodeRetry = 30 * time.Second
 
 // ownedVMs are the set's VMs (labelled and controlled by it) by index.
 func (r *Reconciler) ownedVMs(ctx context.Context, set *v1alpha1.VirtualMachineSet) (map[int]*v1alpha1.VirtualMachine, error) {
@@ -112,9 +129,9 @@ func (r *Reconciler) ownedVMs(ctx context.Context, set *v1alpha1.VirtualMachineS
 
 // ensureReplica creates replica i, adopts a VM of its name that no one
 // controls, or updates the one the set owns.
-func (r *Reconciler) ensureReplica(ctx context.Context, set *v1alpha1.VirtualMachineSet, i int, have *v1alpha1.VirtualMachine) error {
+func (r *Reconciler) ensureReplica(ctx context.Context, set *v1alpha1.VirtualMachineSet, i int, have *v1alpha1.VirtualMachine, p *placer) error {
 	if have == nil {
-		return r.createOrAdopt(ctx, set, i)
+		return r.createOrAdopt(ctx, set, i, p)
 	}
 	if meta.WasDeleted(have) {
 		return nil // recreated once it is gone
@@ -133,27 +150,48 @@ func (r *Reconciler) ensureReplica(ctx context.Context, set *v1alpha1.VirtualMac
 	return nil
 }
 
-func (r *Reconciler) createOrAdopt(ctx context.Context, set *v1alpha1.VirtualMachineSet, i int) error {
+func (r *Reconciler) createOrAdopt(ctx context.Context, set *v1alpha1.VirtualMachineSet, i int, p *placer) error {
 	existing := &v1alpha1.VirtualMachine{}
 	err := r.kube.Get(ctx, types.NamespacedName{Namespace: set.Namespace, Name: vmName(set, i)}, existing)
 	switch {
 	case kerrors.IsNotFound(err):
-		vm := desiredVM(set, i)
-		if err := controllerutil.SetControllerReference(set, vm, r.kube.Scheme()); err != nil {
-			return errors.Wrap(err, "cannot own the VirtualMachine")
-		}
-		err := r.kube.Create(ctx, vm)
-		if kerrors.IsAlreadyExists(err) {
-			return nil // made by an earlier reconcile whose VM the cache did not hold yet
-		}
-		r.changes.Record(ctx, vm, v1alpha1.VirtualMachineGroupVersionKind, changelog.Create, err, set)
-		if err != nil {
-			return errors.Wrapf(err, "cannot create VirtualMachine %s", vm.Name)
-		}
-		r.record.Event(set, event.Normal(reasonCreated, "created "+vm.Name))
-		return nil
+		return r.create(ctx, set, i, p)
 	case err != nil:
 		return errors.Wrapf(err, "cannot get VirtualMachine %s", vmName(set, i))
+	}
+	return r.adopt(ctx, set, i, existing)
+}
+
+// create makes replica i on the node its placement picks.
+func (r *Reconciler) create(ctx context.Context, set *v1alpha1.VirtualMachineSet, i int, p *placer) error {
+	node, why, found, err := p.node(ctx)
+	if err != nil || !found {
+		return err
+	}
+	vm := desiredVM(set, i, node)
+	if err := controllerutil.SetControllerReference(set, vm, r.kube.Scheme()); err != nil {
+		return errors.Wrap(err, "cannot own the VirtualMachine")
+	}
+	err = r.kube.Create(ctx, vm)
+	if kerrors.IsAlreadyExists(err) {
+		return nil // made by an earlier reconcile whose VM the cache did not hold yet
+	}
+	r.changes.Record(ctx, vm, v1alpha1.VirtualMachineGroupVersionKind, changelog.Create, err, set)
+	if err != nil {
+		return errors.Wrapf(err, "cannot create VirtualMachine %s", vm.Name)
+	}
+	msg := "created " + vm.Name
+	if why != "" {
+		msg += " on node " + node + ": " + why
+	}
+	r.record.Event(set, event.Normal(reasonCreated, msg))
+	return nil
+}
+
+// adopt takes a VM of replica i's name that no one controls (kubemox's,
+// say) as it is: its external name keeps pointing at its guest.
+func (r *Reconciler) adopt(ctx context.Context, set *v1alpha1.VirtualMachineSet, i int, existing *v1alpha1.VirtualMachine) error {
+	switch {
 	case metav1.GetControllerOf(existing) != nil:
 		r.record.Event(set, event.Warning(reasonNotAdoptable, errors.Errorf(
 			"VirtualMachine %s is controlled by %s: the set cannot take it", existing.Name, metav1.GetControllerOf(existing).Name)))
@@ -161,14 +199,12 @@ func (r *Reconciler) createOrAdopt(ctx context.Context, set *v1alpha1.VirtualMac
 	case meta.WasDeleted(existing):
 		return nil
 	}
-	// A VM of the replica's name that no one controls (kubemox's, say) is
-	// adopted as it is: its external name keeps pointing at its guest.
 	before := existing.DeepCopy()
 	applyOwned(existing, set, i)
 	if err := controllerutil.SetControllerReference(set, existing, r.kube.Scheme()); err != nil {
 		return errors.Wrap(err, "cannot own the VirtualMachine")
 	}
-	err = r.kube.Update(ctx, existing)
+	err := r.kube.Update(ctx, existing)
 	r.changes.Record(ctx, before, v1alpha1.VirtualMachineGroupVersionKind, changelog.Update, err, set)
 	if err != nil {
 		return errors.Wrapf(err, "cannot adopt VirtualMachine %s", existing.Name)

@@ -26,6 +26,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
+	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 	"github.com/kubemox/provider-proxmox/internal/controller/changelog"
 	"github.com/kubemox/provider-proxmox/internal/controller/polling"
 )
@@ -35,8 +36,9 @@ const ControllerName = "virtualmachineset"
 
 // Setup adds the VirtualMachineSet controller to mgr: it reconciles a set
 // when the set or one of its VirtualMachines changes (a VM becoming Ready
-// moves readyReplicas).
-func Setup(mgr ctrl.Manager, o controller.Options) error {
+// moves readyReplicas). clients are the connections' Proxmox clients, read
+// to place the VMs of a set with spec.placement.
+func Setup(mgr ctrl.Manager, o controller.Options, clients *pve.Cache) error {
 	//nolint:staticcheck // crossplane-runtime's event recorder needs the legacy recorder interface.
 	recorder := event.NewAPIRecorder(mgr.GetEventRecorderFor(ControllerName), o.EventFilterFunctions...)
 	return ctrl.NewControllerManagedBy(mgr).
@@ -44,16 +46,16 @@ func Setup(mgr ctrl.Manager, o controller.Options) error {
 		WithOptions(o.ForControllerRuntime()).
 		For(&v1alpha1.VirtualMachineSet{}).
 		Owns(&v1alpha1.VirtualMachine{}).
-		Complete(newReconciler(mgr.GetClient(), recorder, changelog.NewRecorder(o, v1alpha1.VirtualMachineSetKind)))
+		Complete(newReconciler(mgr.GetClient(), recorder, changelog.NewRecorder(o, v1alpha1.VirtualMachineSetKind), clients))
 }
 
 // newReconciler is the set reconciler as the controller runs it: a paused
 // set (crossplane.io/paused) is left alone, and a conflict (a status written
 // from a stale read) is requeued, not logged as a Reconciler error with a
 // stack trace. Every VirtualMachine it creates, updates or deletes is sent
-// to changes.
-func newReconciler(kube client.Client, record event.Recorder, changes changelog.Recorder) reconcile.Reconciler {
+// to changes. clients are read to place VMs (spec.placement).
+func newReconciler(kube client.Client, record event.Recorder, changes changelog.Recorder, clients *pve.Cache) reconcile.Reconciler {
 	newSet := func() polling.Object { return &v1alpha1.VirtualMachineSet{} }
-	r := &Reconciler{kube: kube, record: record, changes: changes}
+	r := &Reconciler{kube: kube, record: record, changes: changes, clients: clients}
 	return errors.WithSilentRequeueOnConflict(polling.UnlessPaused(kube, newSet, record, r))
 }

@@ -32,9 +32,9 @@ import (
 	"github.com/kubemox/provider-proxmox/internal/provider/providertest"
 )
 
-// The examples of the VirtualMachineSet, CustomCertificate and GuestImport
-// kinds, applied as they are (in a namespace of the test's own), become
-// Ready against the simulator.
+// The examples of the VirtualMachineSet (on one node, and spread by
+// placement), CustomCertificate and GuestImport kinds, applied as they are
+// (in a namespace of the test's own), become Ready against the simulator.
 func TestSetCertificateAndImportExamplesBecomeReady(t *testing.T) {
 	hs := require(t)
 	ns := hs.namespace(t)
@@ -49,7 +49,7 @@ func TestSetCertificateAndImportExamplesBecomeReady(t *testing.T) {
 		Data: map[string][]byte{"tls.crt": []byte(crt), "tls.key": []byte(key)}}); err != nil {
 		t.Fatal(err)
 	}
-	files := []string{"virtualmachineset/web.yaml", "customcertificate/tls-secret.yaml", "guestimport/prod-web.yaml"}
+	files := []string{"virtualmachineset/web.yaml", "virtualmachineset/spread.yaml", "customcertificate/tls-secret.yaml", "guestimport/prod-web.yaml"}
 	applied := make([]*unstructured.Unstructured, 0, len(files))
 	for _, f := range files {
 		raw, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "examples", f))
@@ -70,7 +70,7 @@ func TestSetCertificateAndImportExamplesBecomeReady(t *testing.T) {
 		waitReadyCondition(t, hs, u)
 	}
 	// The certificate's node is shared with the other certificate tests.
-	if err := hs.Kube.Delete(ctx, applied[1]); err != nil {
+	if err := hs.Kube.Delete(ctx, applied[2]); err != nil {
 		t.Fatal(err)
 	}
 	waitFingerprint(t, hs, node, "", wait)
