@@ -50,7 +50,7 @@ const connectionDetailSnapshotName = "snapshotName"
 // for Update and Delete of the same reconcile.
 type external struct {
 	kube   client.Client
-	cl     *pve.Client
+	cl     proxmox
 	record event.Recorder
 	target target
 
