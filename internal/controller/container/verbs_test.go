@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -44,8 +45,11 @@ const ownedVMID = 710
 
 // verbWant is what one verb must leave behind.
 type verbWant struct {
-	// err is a substring of the returned error; "" means no error.
-	err string
+	// err is our own error the verb returns, compared with errors.Is; nil
+	// (with pveText "") means no error.
+	err error
+	// pveText is part of Proxmox VE's own message the error must carry.
+	pveText string
 	// events must all be recorded; noEvents must not.
 	events, noEvents []string
 	// ready is the Ready condition's status ("" = not checked).
@@ -54,9 +58,9 @@ type verbWant struct {
 	pve func(t *testing.T, f *fixture, cr *v1alpha1.Container)
 }
 
-func (w verbWant) check(t *testing.T, f *fixture, cr *v1alpha1.Container, err error) {
+func (w verbWant) check(t *testing.T, reason string, f *fixture, cr *v1alpha1.Container, err error) {
 	t.Helper()
-	guesttest.Want{Err: w.err, Events: w.events, NoEvents: w.noEvents, Ready: w.ready}.Check(t, f.log, cr, err)
+	guesttest.Want{Reason: reason, Err: w.err, PVEText: w.pveText, Events: w.events, NoEvents: w.noEvents, Ready: w.ready}.Check(t, f.log, cr, err)
 	if w.pve != nil {
 		w.pve(t, f, cr)
 	}
@@ -167,7 +171,7 @@ func TestObserve(t *testing.T) {
 				f.store(t, cr, false)
 				return cr
 			},
-			want: verbWant{err: "wrong guest type"},
+			want: verbWant{err: guest.ErrWrongGuestType},
 		},
 		"ImportObserveOnly": {
 			reason: "An existing container named by the user is observed without a marker or any change.",
@@ -226,11 +230,14 @@ func TestObserve(t *testing.T) {
 			f := newFixture(t, pvesim.Options{})
 			cr := tc.setup(t, f)
 			obs, err := f.external().Observe(context.Background(), cr)
-			if obs.ResourceExists != tc.exists || (tc.exists && obs.ResourceUpToDate != tc.upToDate) {
-				t.Errorf("%s\nexists=%v upToDate=%v, want %v %v (diff %q)", tc.reason, obs.ResourceExists, obs.ResourceUpToDate, tc.exists, tc.upToDate, obs.Diff)
+			type result struct {
+				Exists, UpToDate bool
+				Diff             string
 			}
-			if obs.Diff != tc.diff {
-				t.Errorf("%s\ndiff = %q, want %q", tc.reason, obs.Diff, tc.diff)
+			want := result{Exists: tc.exists, UpToDate: tc.upToDate, Diff: tc.diff}
+			got := result{Exists: obs.ResourceExists, UpToDate: obs.ResourceExists && obs.ResourceUpToDate, Diff: obs.Diff}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("%s\nObserve(...): -want, +got:\n%s", tc.reason, diff)
 			}
 			for _, k := range tc.details {
 				if len(obs.ConnectionDetails[k]) == 0 {
@@ -242,7 +249,7 @@ func TestObserve(t *testing.T) {
 					t.Errorf("%s\nunexpected connection detail %q", tc.reason, k)
 				}
 			}
-			tc.want.check(t, f, cr, err)
+			tc.want.check(t, tc.reason, f, cr, err)
 		})
 	}
 }
@@ -282,7 +289,7 @@ func TestCreate(t *testing.T) {
 			setup: func(_ *testing.T, _ *fixture) *v1alpha1.Container {
 				return newContainer("notpl", func(tpl *v1alpha1.ContainerTemplate) { tpl.Name = "nope" })
 			},
-			want: verbWant{err: `template "nope" not found`},
+			want: verbWant{err: guest.ErrTemplateNotFound},
 		},
 		"LinkedClone": {
 			reason: "fullClone false links the clone to the template's volumes.",
@@ -309,7 +316,7 @@ func TestCreate(t *testing.T) {
 			sim:    pvesim.Options{Nodes: []string{testNode, otherNode}, NodesWithoutSkopeo: []string{testNode}},
 			setup:  func(_ *testing.T, _ *fixture) *v1alpha1.Container { return newContainer("noskopeo", fromImage) },
 			again:  true,
-			want: verbWant{err: "No such file or directory", pve: func(t *testing.T, _ *fixture, cr *v1alpha1.Container) {
+			want: verbWant{pveText: "No such file or directory", pve: func(t *testing.T, _ *fixture, cr *v1alpha1.Container) {
 				if cr.GetAnnotations()[annotationPullTask] != "" {
 					t.Error("the failed pull is still recorded: it would never be retried")
 				}
@@ -350,7 +357,7 @@ func TestCreate(t *testing.T) {
 				}
 				_, err = f.external().Create(context.Background(), cr)
 			}
-			tc.want.check(t, f, cr, err)
+			tc.want.check(t, tc.reason, f, cr, err)
 		})
 	}
 }
@@ -393,7 +400,7 @@ func TestUpdate(t *testing.T) {
 			setup: func(t *testing.T, f *fixture) *v1alpha1.Container {
 				return owned(t, f, newContainer("shrink", fromOSTemplate), true, map[string]string{"rootfs": "local-lvm:16"})
 			},
-			want: verbWant{err: "volume rootfs is 16G, the spec asks for 8G: volumes are never shrunk", noEvents: []string{"Resized"}, pve: func(t *testing.T, f *fixture, _ *v1alpha1.Container) {
+			want: verbWant{err: guest.ErrChangeRefused, noEvents: []string{"Resized"}, pve: func(t *testing.T, f *fixture, _ *v1alpha1.Container) {
 				if c := f.ct(t, ownedVMID).Config["rootfs"]; !strings.Contains(c, "size=16G") {
 					t.Errorf("rootfs = %q, want it left at 16G", c)
 				}
@@ -463,7 +470,7 @@ func TestUpdate(t *testing.T) {
 				meta.AddAnnotations(cr, map[string]string{annotationSource: sourceImage + "docker.io/library/nginx:1.25"})
 				return cr
 			},
-			want: verbWant{err: "template.image.reference changed from docker.io/library/nginx:1.25 to " + nginxImage + ": deletionProtection is set", noEvents: []string{"Replacing"}, pve: func(t *testing.T, f *fixture, _ *v1alpha1.Container) {
+			want: verbWant{err: ErrReplaceProtected, noEvents: []string{"Replacing"}, pve: func(t *testing.T, f *fixture, _ *v1alpha1.Container) {
 				if g := f.ct(t, ownedVMID); g.Status != "running" {
 					t.Errorf("the protected container is %s, want it left running", g.Status)
 				}
@@ -476,7 +483,7 @@ func TestUpdate(t *testing.T) {
 			cr := tc.setup(t, f)
 			e, _ := observed(t, f, cr)
 			_, err := e.Update(context.Background(), cr)
-			tc.want.check(t, f, cr, err)
+			tc.want.check(t, tc.reason, f, cr, err)
 		})
 	}
 }
@@ -514,7 +521,7 @@ func TestDelete(t *testing.T) {
 			cr.SetDeletionTimestamp(&now)
 			e, _ := observed(t, f, cr)
 			_, err := e.Delete(context.Background(), cr)
-			tc.want.check(t, f, cr, err)
+			tc.want.check(t, tc.reason, f, cr, err)
 		})
 	}
 }

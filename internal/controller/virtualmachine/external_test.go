@@ -24,6 +24,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -194,19 +196,22 @@ func TestCreateScratchWithCloudInit(t *testing.T) {
 func TestObserve(t *testing.T) {
 	type want struct {
 		exists, upToDate bool
-		ready            corev1.ConditionStatus
-		externalName     string // "-" means unchanged
+		ready            corev1.ConditionStatus // "" = not checked
+		externalName     string                 // "-" means unchanged
+		err              error
 	}
 	cases := map[string]struct {
-		setup   func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine
-		want    want
-		wantErr bool
+		reason string
+		setup  func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine
+		want   want
 	}{
-		"no VMID yet": {
-			setup: func(_ *testing.T, _ *fixture) *v1alpha1.VirtualMachine { return cloneVM("a") },
-			want:  want{externalName: "-"},
+		"NoVMIDYet": {
+			reason: "A resource without an external name has nothing in PVE yet.",
+			setup:  func(_ *testing.T, _ *fixture) *v1alpha1.VirtualMachine { return cloneVM("a") },
+			want:   want{externalName: "-"},
 		},
-		"VMID absent from PVE": {
+		"VMIDAbsent": {
+			reason: "A VMID PVE does not have is absent, so Create runs.",
 			setup: func(_ *testing.T, _ *fixture) *v1alpha1.VirtualMachine {
 				cr := cloneVM("a")
 				meta.SetExternalName(cr, "4242")
@@ -214,7 +219,8 @@ func TestObserve(t *testing.T) {
 			},
 			want: want{externalName: "-"},
 		},
-		"ours, locked clone without marker yet": {
+		"CloneUnderway": {
+			reason: "Our clone still locked and without its marker yet exists, not Ready, and is left alone.",
 			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
 				cr := cloneVM("a")
 				meta.SetExternalName(cr, "300")
@@ -223,7 +229,8 @@ func TestObserve(t *testing.T) {
 			},
 			want: want{exists: true, upToDate: true, ready: corev1.ConditionFalse, externalName: "-"},
 		},
-		"foreign guest at a VMID we picked: lost race, VMID dropped": {
+		"LostRaceToVM": {
+			reason: "Another guest at a VMID we picked means we lost the race: the VMID is dropped.",
 			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
 				cr := cloneVM("a")
 				meta.SetExternalName(cr, "301")
@@ -234,7 +241,8 @@ func TestObserve(t *testing.T) {
 			},
 			want: want{externalName: ""},
 		},
-		"container at a VMID we picked: lost race, VMID dropped": {
+		"LostRaceToContainer": {
+			reason: "A container at a VMID we picked means we lost the race: the VMID is dropped.",
 			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
 				cr := cloneVM("a")
 				meta.SetExternalName(cr, "306")
@@ -247,7 +255,8 @@ func TestObserve(t *testing.T) {
 			},
 			want: want{externalName: ""},
 		},
-		"imported guest without marker, Observe only": {
+		"ImportObserveOnly": {
+			reason: "An imported guest without a marker is observed, Ready, with nothing changed.",
 			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
 				cr := &v1alpha1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "imp", UID: "uid-imp"},
 					Spec: v1alpha1.VirtualMachineSpec{ResourceSpec: v1alpha1.ResourceSpec{ManagementPolicies: xpv2.ManagementPolicies{xpv2.ManagementActionObserve}}}}
@@ -257,16 +266,18 @@ func TestObserve(t *testing.T) {
 			},
 			want: want{exists: true, upToDate: false, ready: corev1.ConditionTrue, externalName: "-"},
 		},
-		"marker of another resource, user-set external name: refused": {
+		"MarkerOfAnother": {
+			reason: "A guest carrying another resource's marker at a user-set external name is refused.",
 			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
 				cr := cloneVM("a")
 				meta.SetExternalName(cr, "303")
 				seed(t, f, 303, map[string]string{"description": "crossplane: other/b uid=1234"})
 				return cr
 			},
-			wantErr: true,
+			want: want{externalName: "-", err: guest.ErrForeignMarker},
 		},
-		"our marker, new UID after restore: adopted, marker rewrite pending": {
+		"MarkerNewUID": {
+			reason: "Our marker with the UID before a restore is adopted, the marker's rewrite pending.",
 			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
 				cr := cloneVM("a")
 				meta.SetExternalName(cr, "304")
@@ -277,7 +288,8 @@ func TestObserve(t *testing.T) {
 			},
 			want: want{exists: true, upToDate: false, ready: corev1.ConditionFalse, externalName: "-"},
 		},
-		"deleting with deletion protection: reported gone": {
+		"DeletingProtected": {
+			reason: "A resource being deleted with deletionProtection is reported gone.",
 			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
 				cr := cloneVM("a")
 				cr.Spec.DeletionProtection = true
@@ -296,24 +308,16 @@ func TestObserve(t *testing.T) {
 			cr := tc.setup(t, f)
 			before := meta.GetExternalName(cr)
 			obs, err := f.external().Observe(context.Background(), cr)
-			if (err != nil) != tc.wantErr {
-				t.Fatalf("Observe error = %v, want error %v", err, tc.wantErr)
+			got := want{exists: obs.ResourceExists, upToDate: obs.ResourceExists && obs.ResourceUpToDate,
+				externalName: meta.GetExternalName(cr), err: err}
+			if tc.want.ready != "" {
+				got.ready = cr.GetCondition(xpv2.TypeReady).Status
 			}
-			if tc.wantErr {
-				return
+			if got.externalName == before {
+				got.externalName = "-"
 			}
-			if obs.ResourceExists != tc.want.exists || (obs.ResourceExists && obs.ResourceUpToDate != tc.want.upToDate) {
-				t.Errorf("exists=%v upToDate=%v, want %v %v", obs.ResourceExists, obs.ResourceUpToDate, tc.want.exists, tc.want.upToDate)
-			}
-			if tc.want.ready != "" && cr.GetCondition(xpv2.TypeReady).Status != tc.want.ready {
-				t.Errorf("Ready = %s, want %s", cr.GetCondition(xpv2.TypeReady).Status, tc.want.ready)
-			}
-			wantName := tc.want.externalName
-			if wantName == "-" {
-				wantName = before
-			}
-			if got := meta.GetExternalName(cr); got != wantName {
-				t.Errorf("external name = %q, want %q", got, wantName)
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{}), cmpopts.EquateErrors()); diff != "" {
+				t.Errorf("%s\nObserve(...): -want, +got:\n%s", tc.reason, diff)
 			}
 		})
 	}

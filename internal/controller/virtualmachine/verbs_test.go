@@ -23,6 +23,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -43,8 +45,11 @@ const ownedVMID = 700
 
 // verbWant is what one verb must leave behind.
 type verbWant struct {
-	// err is a substring of the returned error; "" means no error.
-	err string
+	// err is our own error the verb returns, compared with errors.Is; nil
+	// (with pveText "") means no error.
+	err error
+	// pveText is part of Proxmox VE's own message the error must carry.
+	pveText string
 	// secret must appear in no error and no event message.
 	secret string
 	// events must all be recorded; noEvents must not.
@@ -57,9 +62,10 @@ type verbWant struct {
 	pve func(t *testing.T, f *fixture, cr *v1alpha1.VirtualMachine)
 }
 
-func (w verbWant) check(t *testing.T, f *fixture, cr *v1alpha1.VirtualMachine, err error) {
+func (w verbWant) check(t *testing.T, reason string, f *fixture, cr *v1alpha1.VirtualMachine, err error) {
 	t.Helper()
-	guesttest.Want{Err: w.err, Events: w.events, NoEvents: w.noEvents, Secret: w.secret, Ready: w.ready, ReadyMsg: w.readyMsg}.Check(t, f.log, cr, err)
+	guesttest.Want{Reason: reason, Err: w.err, PVEText: w.pveText, Events: w.events, NoEvents: w.noEvents, Secret: w.secret,
+		Ready: w.ready, ReadyMsg: w.readyMsg}.Check(t, f.log, cr, err)
 	if w.pve != nil {
 		w.pve(t, f, cr)
 	}
@@ -127,12 +133,14 @@ func onlyTemplate(t *testing.T, f *fixture, _ *v1alpha1.VirtualMachine) {
 // what PVE and the resource show.
 func TestCreate(t *testing.T) {
 	cases := map[string]struct {
-		sim   pvesim.Options
-		setup func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine
-		want  verbWant
+		reason string
+		sim    pvesim.Options
+		setup  func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine
+		want   verbWant
 	}{
-		"clone: VMID stored on the resource, then cloned with our marker": {
-			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine { return pending(t, f, cloneVM("web")) },
+		"Clone": {
+			reason: "The VMID is stored on the resource before the clone request, and the clone carries our marker.",
+			setup:  func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine { return pending(t, f, cloneVM("web")) },
 			want: verbWant{events: []string{"Cloning"}, noEvents: []string{"VMIDTaken"}, pve: func(t *testing.T, f *fixture, cr *v1alpha1.VirtualMachine) {
 				vmid, ok := guest.VMIDOf(meta.GetExternalName(cr))
 				if !ok {
@@ -153,7 +161,8 @@ func TestCreate(t *testing.T) {
 				}
 			}},
 		},
-		"linked clone on request": {
+		"LinkedClone": {
+			reason: "fullClone false makes a linked clone on the template's base disk.",
 			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
 				cr := cloneVM("linked")
 				linked := false
@@ -167,7 +176,8 @@ func TestCreate(t *testing.T) {
 				}
 			}},
 		},
-		"template without a name: created from scratch, with an event": {
+		"TemplateWithoutName": {
+			reason: "A template spec without a name creates the VM from scratch, and says so in an event.",
 			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
 				cr := cloneVM("noname")
 				cr.Spec.Template.Name = ""
@@ -181,7 +191,8 @@ func TestCreate(t *testing.T) {
 				}
 			}},
 		},
-		"vmSpec: created from scratch with cloud-init": {
+		"ScratchWithCloudInit": {
+			reason: "vmSpec creates the VM from scratch with its cloud-init keys set at creation.",
 			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
 				cr := cloneVM("scratch")
 				hw := cr.Spec.Template.VirtualMachineHardware
@@ -197,7 +208,8 @@ func TestCreate(t *testing.T) {
 				}
 			}},
 		},
-		"VMID already stored and free: reused, no other picked": {
+		"StoredVMIDReused": {
+			reason: "A VMID already stored and still free is used again; no other is picked.",
 			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
 				cr := cloneVM("again")
 				meta.SetExternalName(cr, "750")
@@ -212,7 +224,8 @@ func TestCreate(t *testing.T) {
 				}
 			}},
 		},
-		"VMID stored but taken by another guest meanwhile: left to Observe's marker rules, squatter untouched": {
+		"StoredVMIDTaken": {
+			reason: "A stored VMID taken by another guest meanwhile is left to Observe's marker rules; the other guest is untouched.",
 			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
 				seed(t, f, 500, map[string]string{"name": "squatter"})
 				cr := cloneVM("race")
@@ -234,7 +247,8 @@ func TestCreate(t *testing.T) {
 				}
 			}},
 		},
-		"previous clone task failed with 'already exists', no guest there now: retried at the same VMID": {
+		"CloneFailedAlreadyExists": {
+			reason: "A previous clone task that failed with 'already exists', with no guest there now, is retried at the same VMID.",
 			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
 				cr := pending(t, f, cloneVM("lost"))
 				failNextCloneTask(t, f, cr, "unable to create VM: config file already exists")
@@ -250,8 +264,9 @@ func TestCreate(t *testing.T) {
 				}
 			}},
 		},
-		"previous create task still running: no second request": {
-			sim: pvesim.Options{TaskDurations: map[string]time.Duration{"qmclone": time.Minute}},
+		"CreateTaskRunning": {
+			reason: "While the previous create task runs no second request is sent.",
+			sim:    pvesim.Options{TaskDurations: map[string]time.Duration{"qmclone": time.Minute}},
 			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
 				cr := pending(t, f, cloneVM("slow"))
 				if _, err := f.external().Create(context.Background(), cr); err != nil {
@@ -271,13 +286,14 @@ func TestCreate(t *testing.T) {
 				}
 			}},
 		},
-		"previous clone task failed otherwise: PVE's message, VMID kept": {
+		"CloneTaskFailed": {
+			reason: "A previous clone task that failed otherwise returns PVE's message and keeps the VMID.",
 			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
 				cr := pending(t, f, cloneVM("broken"))
 				failNextCloneTask(t, f, cr, "storage 'local-lvm' is full")
 				return cr
 			},
-			want: verbWant{err: "storage 'local-lvm' is full", noEvents: []string{"VMIDTaken"}, pve: func(t *testing.T, f *fixture, cr *v1alpha1.VirtualMachine) {
+			want: verbWant{pveText: "storage 'local-lvm' is full", noEvents: []string{"VMIDTaken"}, pve: func(t *testing.T, f *fixture, cr *v1alpha1.VirtualMachine) {
 				if got, _ := guest.VMIDOf(meta.GetExternalName(cr)); got != firstVMID(cr) {
 					t.Errorf("external name = %q, want the VMID %d kept", meta.GetExternalName(cr), firstVMID(cr))
 				}
@@ -287,37 +303,42 @@ func TestCreate(t *testing.T) {
 				onlyTemplate(t, f, cr)
 			}},
 		},
-		"template busy with another clone: quiet retry, no error": {
+		"TemplateBusy": {
+			reason: "A template busy with another clone is retried quietly, without an error.",
 			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
 				f.sim.SetFaults(faultOn("POST", "/nodes/*/qemu/*/clone", "can't lock file '/var/lock/qemu-server/lock-9000.conf' - got timeout"))
 				return pending(t, f, cloneVM("busy"))
 			},
 			want: verbWant{events: []string{"SourceBusy"}, noEvents: []string{"Cloning"}, pve: onlyTemplate},
 		},
-		"clone refused by PVE: error with PVE's message, nothing created": {
+		"CloneRefused": {
+			reason: "A clone PVE refuses returns PVE's message; nothing is created.",
 			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
 				f.sim.SetFaults(faultOn("POST", "/nodes/*/qemu/*/clone", "storage 'local-lvm' does not exist"))
 				return pending(t, f, cloneVM("refused"))
 			},
-			want: verbWant{err: "storage 'local-lvm' does not exist", noEvents: []string{"Cloning"}, pve: onlyTemplate},
+			want: verbWant{pveText: "storage 'local-lvm' does not exist", noEvents: []string{"Cloning"}, pve: onlyTemplate},
 		},
-		"template missing: error naming it, before any VMID is picked": {
+		"TemplateMissing": {
+			reason: "A template PVE does not have is an error before any VMID is picked.",
 			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
 				cr := cloneVM("orphan")
 				cr.Spec.Template.Name = "no-such-template"
 				return pending(t, f, cr)
 			},
-			want: verbWant{err: `template "no-such-template" not found`, pve: nothingPicked},
+			want: verbWant{err: guest.ErrTemplateNotFound, pve: nothingPicked},
 		},
-		"ISO missing: refused before any VMID is picked, naming the volume": {
+		"ISOMissing": {
+			reason: "An ISO volume that does not exist is refused before any VMID is picked.",
 			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
 				cr := scratchVM("noiso")
 				cr.Spec.VMSpec.OSImage = &v1alpha1.OSImage{Name: "ide2", Value: "local:iso/missing.iso"}
 				return pending(t, f, cr)
 			},
-			want: verbWant{err: `volume "local:iso/missing.iso" does not exist on node "` + testNode + `"`, pve: nothingPicked},
+			want: verbWant{err: pve.ErrMissingPrerequisite, pve: nothingPicked},
 		},
-		"ISO present: created": {
+		"ISOPresent": {
+			reason: "An ISO volume that exists lets the VM be created.",
 			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
 				if err := f.sim.AddVolume(testNode, "local:iso/debian.iso"); err != nil {
 					t.Fatal(err)
@@ -328,46 +349,51 @@ func TestCreate(t *testing.T) {
 			},
 			want: verbWant{events: []string{"Creating"}},
 		},
-		"disk storage missing: refused naming the storages there are": {
+		"DiskStorageMissing": {
+			reason: "A disk on a storage the node does not have is refused before any VMID is picked.",
 			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
 				cr := scratchVM("nostorage")
 				cr.Spec.VMSpec.Disk[0].Storage = "ceph-pool"
 				return pending(t, f, cr)
 			},
-			want: verbWant{err: `storage "ceph-pool" does not exist on node "` + testNode + `" (storages: local, local-lvm)`, pve: nothingPicked},
+			want: verbWant{err: pve.ErrMissingPrerequisite, pve: nothingPicked},
 		},
-		"disk storage without images: refused naming its content": {
+		"DiskStorageWithoutImages": {
+			reason: "A disk on a storage that holds no VM disks is refused before any VMID is picked.",
 			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
 				cr := scratchVM("isostorage")
 				cr.Spec.VMSpec.Disk[0].Storage = "local"
 				return pending(t, f, cr)
 			},
-			want: verbWant{err: `storage "local" on node "` + testNode + `" does not hold VM disks`, pve: nothingPicked},
+			want: verbWant{err: pve.ErrMissingPrerequisite, pve: nothingPicked},
 		},
-		"bridge missing: refused before the first start would fail": {
+		"BridgeMissing": {
+			reason: "A NIC on a bridge the node does not have is refused before the first start would fail.",
 			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
 				cr := cloneVM("nobridge")
 				cr.Spec.Template.Network[0].Bridge = "vmbr9"
 				return pending(t, f, cr)
 			},
-			want: verbWant{err: `bridge "vmbr9" does not exist on node "` + testNode + `" (bridges: vmbr0)`, pve: nothingPicked},
+			want: verbWant{err: pve.ErrMissingPrerequisite, pve: nothingPicked},
 		},
-		"node missing: refused naming the cluster's nodes": {
+		"NodeMissing": {
+			reason: "A node not in the cluster is refused before any VMID is picked.",
 			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
 				cr := cloneVM("nonode")
 				cr.Spec.NodeName = "pve-nope"
 				return pending(t, f, cr)
 			},
-			want: verbWant{err: `node "pve-nope" is not in the Proxmox VE cluster`, pve: nothingPicked},
+			want: verbWant{err: pve.ErrMissingPrerequisite, pve: nothingPicked},
 		},
-		"password Secret missing: error before any VMID is picked": {
+		"PasswordSecretMissing": {
+			reason: "A passwordFrom Secret that does not exist is an error before any VMID is picked.",
 			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
 				cr := cloneVM("nopass")
 				cr.Spec.Template.CloudInitConfig = &v1alpha1.CloudInitConfig{User: "u",
 					PasswordFrom: &v1alpha1.OptionalSecretKeySelector{LocalSecretKeySelector: v1alpha1.LocalSecretKeySelector{Name: "missing", Key: "password"}}}
 				return pending(t, f, cr)
 			},
-			want: verbWant{err: "missing", pve: func(t *testing.T, f *fixture, cr *v1alpha1.VirtualMachine) {
+			want: verbWant{err: guest.ErrPasswordSecretUnreadable, pve: func(t *testing.T, f *fixture, cr *v1alpha1.VirtualMachine) {
 				if meta.GetExternalName(cr) != "" || f.storedExternalName(t, cr) != "" {
 					t.Errorf("a VMID was picked: %q", meta.GetExternalName(cr))
 				}
@@ -380,7 +406,7 @@ func TestCreate(t *testing.T) {
 			f := newFixture(t, tc.sim)
 			cr := tc.setup(t, f)
 			_, err := f.external().Create(context.Background(), cr)
-			tc.want.check(t, f, cr, err)
+			tc.want.check(t, tc.reason, f, cr, err)
 		})
 	}
 }
@@ -448,12 +474,14 @@ func resetLog(f *fixture) *guesttest.EventLog {
 // checks PVE, events, conditions and the error.
 func TestUpdate(t *testing.T) {
 	cases := map[string]struct {
+		reason   string
 		sim      pvesim.Options
 		setup    func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine
 		upToDate bool
 		want     verbWant
 	}{
-		"in sync: up to date, Ready, nothing sent": {
+		"InSync": {
+			reason:   "A VM matching its spec is up to date and Ready, and nothing is sent to PVE.",
 			setup:    func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine { return owned(t, f, "calm", true, nil) },
 			upToDate: true,
 			want: verbWant{ready: corev1.ConditionTrue, noEvents: []string{"Configured", "DriftCorrected", "Started"}, pve: func(t *testing.T, f *fixture, _ *v1alpha1.VirtualMachine) {
@@ -462,7 +490,8 @@ func TestUpdate(t *testing.T) {
 				}
 			}},
 		},
-		"cores drifted on a running VM: corrected with a warning, left pending for a reboot": {
+		"CoresDrifted": {
+			reason: "Cores changed behind our back on a running VM are corrected with a warning and left pending for a reboot.",
 			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
 				return owned(t, f, "drift", true, map[string]string{"cores": "1"})
 			},
@@ -475,7 +504,8 @@ func TestUpdate(t *testing.T) {
 				}
 			}},
 		},
-		"bridge drifted: corrected, the MAC and options the user did not set kept": {
+		"BridgeDrifted": {
+			reason: "A drifted bridge is corrected, keeping the MAC and the NIC options the user did not set.",
 			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
 				cr := cloneVM("nic")
 				off := false
@@ -488,7 +518,8 @@ func TestUpdate(t *testing.T) {
 				}
 			}},
 		},
-		"spec changed: Configured, not reported as drift": {
+		"SpecChanged": {
+			reason: "A changed spec is configured with a Configured event, not reported as drift.",
 			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
 				cr := owned(t, f, "grow", false, nil)
 				cr.Spec.Template.Cores = 8
@@ -501,8 +532,9 @@ func TestUpdate(t *testing.T) {
 				}
 			}},
 		},
-		"stopped VM with enableAutoStart: started": {
-			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine { return owned(t, f, "off", false, nil) },
+		"StoppedAutoStart": {
+			reason: "A stopped VM with enableAutoStart is started.",
+			setup:  func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine { return owned(t, f, "off", false, nil) },
 			want: verbWant{ready: corev1.ConditionFalse, events: []string{"Started"}, pve: func(t *testing.T, f *fixture, cr *v1alpha1.VirtualMachine) {
 				if g := f.guest(t, ownedVMID); g.Status != "running" {
 					t.Errorf("status = %s, want running", g.Status)
@@ -512,7 +544,8 @@ func TestUpdate(t *testing.T) {
 				}
 			}},
 		},
-		"stopped VM with enableAutoStart false: left stopped": {
+		"StoppedNoAutoStart": {
+			reason: "A stopped VM with enableAutoStart false is left stopped.",
 			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
 				cr := cloneVM("stay-off")
 				off := false
@@ -526,7 +559,8 @@ func TestUpdate(t *testing.T) {
 				}
 			}},
 		},
-		"pending change on a running VM: one reboot applies it": {
+		"PendingChangeRebooted": {
+			reason: "A change PVE left pending on a running VM is applied by one reboot.",
 			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
 				cr := owned(t, f, "pend", true, map[string]string{"cores": "2"})
 				ref := pve.GuestRef{Type: pve.QEMU, Node: testNode, VMID: ownedVMID}
@@ -548,7 +582,8 @@ func TestUpdate(t *testing.T) {
 				})
 			}},
 		},
-		"pending change with rebootPolicy Never: no reboot, keys in status": {
+		"PendingChangeNeverReboot": {
+			reason: "With rebootPolicy Never a pending change causes no reboot; its keys are listed in status.",
 			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
 				cr := cloneVM("keep")
 				cr.Spec.RebootPolicy = v1alpha1.RebootPolicyNever
@@ -565,7 +600,8 @@ func TestUpdate(t *testing.T) {
 				}
 			}},
 		},
-		"disk smaller than the spec: grown by resize": {
+		"DiskGrown": {
+			reason: "A disk smaller than the spec is grown by a resize task.",
 			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
 				return owned(t, f, "small", true, map[string]string{"scsi0": "local-lvm:10"})
 			},
@@ -578,28 +614,31 @@ func TestUpdate(t *testing.T) {
 				}
 			}},
 		},
-		"disk larger than the spec: shrink refused with an error, disk kept": {
+		"DiskShrinkRefused": {
+			reason: "A disk larger than the spec is never shrunk: the change is refused and the disk kept.",
 			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
 				return owned(t, f, "big", true, map[string]string{"scsi0": "local-lvm:40"})
 			},
-			want: verbWant{err: "never shrunk", noEvents: []string{"Resized"}, pve: func(t *testing.T, f *fixture, _ *v1alpha1.VirtualMachine) {
+			want: verbWant{err: guest.ErrChangeRefused, noEvents: []string{"Resized"}, pve: func(t *testing.T, f *fixture, _ *v1alpha1.VirtualMachine) {
 				if got := f.guest(t, ownedVMID).Config["scsi0"]; !strings.Contains(got, "size=40G") {
 					t.Errorf("scsi0 = %q, want 40G untouched", got)
 				}
 			}},
 		},
-		"disk on another storage: refused, never moved": {
-			sim: pvesim.Options{SharedStorage: "ceph"},
+		"DiskMoveRefused": {
+			reason: "A disk on another storage than the spec's is never moved: the change is refused.",
+			sim:    pvesim.Options{SharedStorage: "ceph"},
 			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
 				return owned(t, f, "elsewhere", true, map[string]string{"scsi0": "ceph:20"})
 			},
-			want: verbWant{err: "not moved automatically", pve: func(t *testing.T, f *fixture, _ *v1alpha1.VirtualMachine) {
+			want: verbWant{err: guest.ErrChangeRefused, pve: func(t *testing.T, f *fixture, _ *v1alpha1.VirtualMachine) {
 				if got := f.guest(t, ownedVMID).Config["scsi0"]; !strings.HasPrefix(got, "ceph:") {
 					t.Errorf("scsi0 = %q, want still on ceph", got)
 				}
 			}},
 		},
-		"disk added to the spec: allocated": {
+		"DiskAdded": {
+			reason: "A disk added to the spec is allocated.",
 			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
 				cr := owned(t, f, "more", true, nil)
 				cr.Spec.Template.Disk = append(cr.Spec.Template.Disk, v1alpha1.VirtualMachineDisk{Storage: "local-lvm", Size: 5, Device: "scsi1"})
@@ -613,7 +652,8 @@ func TestUpdate(t *testing.T) {
 				}
 			}},
 		},
-		"new disk refused before forking (locked since Observe): quiet retry, no task followed": {
+		"NewDiskLocked": {
+			reason: "A new disk PVE refuses before forking (locked since Observe) is retried quietly; no task is followed.",
 			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
 				f.sim.SetFaults(faultOn("POST", "/nodes/*/qemu/*/config", "VM is locked (clone)"))
 				cr := owned(t, f, "morelater", true, nil)
@@ -630,7 +670,8 @@ func TestUpdate(t *testing.T) {
 				}
 			}},
 		},
-		"our marker with an old UID (restored object): marker rewritten, notes kept": {
+		"MarkerOldUID": {
+			reason: "Our marker with an old UID (a restored object) is rewritten, the user's notes kept.",
 			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
 				return owned(t, f, "restored", true, map[string]string{"description": "ops notes\ncrossplane: default/restored uid=0000"})
 			},
@@ -640,7 +681,8 @@ func TestUpdate(t *testing.T) {
 				}
 			}},
 		},
-		"guest locked by a backup: nothing changes while PVE works": {
+		"LockedByBackup": {
+			reason: "A guest locked by a backup is not changed while PVE works.",
 			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
 				return owned(t, f, "locked", true, map[string]string{"cores": "1", "lock": "backup"})
 			},
@@ -651,7 +693,8 @@ func TestUpdate(t *testing.T) {
 				}
 			}},
 		},
-		"PVE answers locked on the config write: quiet retry, no event": {
+		"ConfigWriteLocked": {
+			reason: "A config write PVE answers with locked is retried quietly, without an event.",
 			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
 				f.sim.SetFaults(faultOn("PUT", "/nodes/*/qemu/*/config", "VM 700 is locked (snapshot)"))
 				return owned(t, f, "later", true, map[string]string{"cores": "1"})
@@ -662,20 +705,22 @@ func TestUpdate(t *testing.T) {
 				}
 			}},
 		},
-		"PVE refuses the config: error with PVE's message, the password scrubbed": {
+		"ConfigRefused": {
+			reason: "A config PVE refuses returns PVE's message with the password scrubbed.",
 			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
 				f.sim.SetFaults(faultOn("PUT", "/nodes/*/qemu/*/config", "cipassword 'pw-canary-77': value rejected"))
 				cr := cloneVM("pw")
 				cr.Spec.Template.CloudInitConfig = &v1alpha1.CloudInitConfig{User: "u", Password: "pw-canary-77"}
 				return ownedAs(t, f, cr, true, map[string]string{"ciuser": "u"})
 			},
-			want: verbWant{err: "value rejected", secret: "pw-canary-77", noEvents: []string{"PasswordApplied"}, pve: func(t *testing.T, _ *fixture, cr *v1alpha1.VirtualMachine) {
+			want: verbWant{pveText: "value rejected", secret: "pw-canary-77", noEvents: []string{"PasswordApplied"}, pve: func(t *testing.T, _ *fixture, cr *v1alpha1.VirtualMachine) {
 				if cr.Status.CloudInitPasswordApplied != nil {
 					t.Errorf("password recorded as applied: %+v", cr.Status.CloudInitPasswordApplied)
 				}
 			}},
 		},
-		"inline password never applied: applied, the generation recorded, not the password": {
+		"InlinePasswordApplied": {
+			reason: "An inline password never applied is applied; its generation is recorded, never the password.",
 			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
 				cr := cloneVM("pwok")
 				cr.Spec.Template.CloudInitConfig = &v1alpha1.CloudInitConfig{User: "u", Password: "pw-canary-88"}
@@ -698,18 +743,23 @@ func TestUpdate(t *testing.T) {
 			f.sim.ResetCounters()
 			e := f.external()
 			obs, err := e.Observe(context.Background(), cr)
-			if err != nil {
-				t.Fatalf("Observe: %v", err)
-			}
-			if !obs.ResourceExists || obs.ResourceUpToDate != tc.upToDate {
-				t.Fatalf("Observe: exists=%v upToDate=%v (diff %q), want true %v", obs.ResourceExists, obs.ResourceUpToDate, obs.Diff, tc.upToDate)
+			got := observed{Exists: obs.ResourceExists, UpToDate: obs.ResourceUpToDate, Err: err}
+			if diff := cmp.Diff(observed{Exists: true, UpToDate: tc.upToDate}, got, cmpopts.EquateErrors()); diff != "" {
+				t.Fatalf("%s\nObserve(...): -want, +got:\n%s(PVE diff %q)", tc.reason, diff, obs.Diff)
 			}
 			if !obs.ResourceUpToDate {
 				_, err = e.Update(context.Background(), cr)
 			}
-			tc.want.check(t, f, cr, err)
+			tc.want.check(t, tc.reason, f, cr, err)
 		})
 	}
+}
+
+// observed is what the Update and Delete tables need of the Observe before
+// the verb, as one reconcile runs it.
+type observed struct {
+	Exists, UpToDate bool
+	Err              error
 }
 
 // writes lists the requests other than reads PVE received.
@@ -749,11 +799,13 @@ func eventually(t *testing.T, what string, cond func() bool) {
 // PVE, events and the error.
 func TestDelete(t *testing.T) {
 	cases := map[string]struct {
+		reason string
 		setup  func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine
 		exists bool
 		want   verbWant
 	}{
-		"running VM: graceful shutdown first, not destroyed yet": {
+		"RunningShutsDown": {
+			reason: "A running VM is shut down gracefully first and not destroyed yet.",
 			setup:  func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine { return owned(t, f, "up", true, nil) },
 			exists: true,
 			want: verbWant{events: []string{"ShuttingDown"}, noEvents: []string{"Deleting"}, pve: func(t *testing.T, f *fixture, cr *v1alpha1.VirtualMachine) {
@@ -763,7 +815,8 @@ func TestDelete(t *testing.T) {
 				}
 			}},
 		},
-		"shutdown done but the VM still runs: stopped": {
+		"StillRunningStopped": {
+			reason: "A VM still running after its shutdown task ended is stopped.",
 			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
 				cr := owned(t, f, "stubborn", true, nil)
 				cr.Status.LastTask = &v1alpha1.TaskStatus{UPID: "UPID:lowtower:0:0:0:qmshutdown:700:root@pam:", Type: "qmshutdown", Status: guest.TaskStopped}
@@ -776,7 +829,8 @@ func TestDelete(t *testing.T) {
 				}
 			}},
 		},
-		"stopped VM: destroyed with purge, the template kept": {
+		"StoppedDestroyed": {
+			reason: "A stopped VM is destroyed with purge; the template is kept.",
 			setup:  func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine { return owned(t, f, "down", false, nil) },
 			exists: true,
 			want: verbWant{events: []string{"Deleting"}, pve: func(t *testing.T, f *fixture, _ *v1alpha1.VirtualMachine) {
@@ -788,7 +842,8 @@ func TestDelete(t *testing.T) {
 				}
 			}},
 		},
-		"VM locked by a backup: waits, nothing sent": {
+		"LockedWaits": {
+			reason: "A VM locked by a backup waits; nothing is sent.",
 			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
 				return owned(t, f, "busy", false, map[string]string{"lock": "backup"})
 			},
@@ -797,17 +852,19 @@ func TestDelete(t *testing.T) {
 				f.guest(t, ownedVMID)
 			}},
 		},
-		"destroy refused by PVE: error with PVE's message": {
+		"DestroyRefused": {
+			reason: "A destroy PVE refuses returns PVE's message; the VM stays.",
 			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
 				f.sim.SetFaults(faultOn("DELETE", "/nodes/*/qemu/*", "Permission check failed (/vms/700, VM.Allocate)"))
 				return owned(t, f, "denied", false, nil)
 			},
 			exists: true,
-			want: verbWant{err: "Permission check failed", noEvents: []string{"Deleting"}, pve: func(t *testing.T, f *fixture, _ *v1alpha1.VirtualMachine) {
+			want: verbWant{pveText: "Permission check failed", noEvents: []string{"Deleting"}, pve: func(t *testing.T, f *fixture, _ *v1alpha1.VirtualMachine) {
 				f.guest(t, ownedVMID)
 			}},
 		},
-		"deletionProtection: reported gone, the VM kept": {
+		"DeletionProtection": {
+			reason: "With deletionProtection the resource is reported gone and the VM kept.",
 			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
 				cr := cloneVM("keep")
 				cr.Spec.DeletionProtection = true
@@ -819,7 +876,8 @@ func TestDelete(t *testing.T) {
 				}
 			}},
 		},
-		"VM already gone: reported gone": {
+		"AlreadyGone": {
+			reason: "A VM already gone from PVE is reported gone.",
 			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
 				cr := cloneVM("vanished")
 				meta.SetExternalName(cr, "790")
@@ -836,16 +894,14 @@ func TestDelete(t *testing.T) {
 			cr.DeletionTimestamp = &now
 			e := f.external()
 			obs, err := e.Observe(context.Background(), cr)
-			if err != nil {
-				t.Fatalf("Observe: %v", err)
-			}
-			if obs.ResourceExists != tc.exists {
-				t.Fatalf("Observe: exists=%v, want %v", obs.ResourceExists, tc.exists)
+			got := observed{Exists: obs.ResourceExists, Err: err}
+			if diff := cmp.Diff(observed{Exists: tc.exists}, got, cmpopts.EquateErrors()); diff != "" {
+				t.Fatalf("%s\nObserve(...): -want, +got:\n%s", tc.reason, diff)
 			}
 			if obs.ResourceExists {
 				_, err = e.Delete(context.Background(), cr)
 			}
-			tc.want.check(t, f, cr, err)
+			tc.want.check(t, tc.reason, f, cr, err)
 		})
 	}
 }
