@@ -49,6 +49,10 @@ var ErrForeignCertificate = errors.New("already has a custom certificate this re
 // nothing is uploaded.
 var ErrNotAKeyPair = errors.New("are not a key pair")
 
+// ErrUntrusted is a node serving a certificate the connection does not
+// trust (after pveproxy restarted to serve a new one, say).
+var ErrUntrusted = errors.New("does not trust")
+
 // Events.
 const (
 	reasonUploaded     event.Reason = "Uploaded"
@@ -236,7 +240,7 @@ func (e *external) warnInlineKey(cr *v1alpha1.CustomCertificate) {
 // by the connection (after a restart of pveproxy, say).
 func (e *external) explainTLS(err error, node string) error {
 	if pve.Classify(err) == pve.TLSVerificationFailed {
-		return errors.Wrapf(err, "node %s now serves a certificate ProxmoxConnection %q does not trust: add its CA to the connection's caBundle", node, e.connection)
+		return errors.Errorf("node %s now serves a certificate ProxmoxConnection %q %w: add its CA to the connection's caBundle: %w", node, e.connection, ErrUntrusted, err)
 	}
 	return err
 }

@@ -18,6 +18,8 @@ package customcertificate
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"testing"
 
@@ -121,6 +123,11 @@ func TestObserveWithFake(t *testing.T) {
 			reason: "Without an external name, another certificate is not adopted: Create refuses it without force.",
 			node:   &fakeProxmox{custom: custom(otherFP)},
 			want:   fakeResult{events: []string{string(reasonInlineKey)}},
+		},
+		"Untrusted": {
+			reason: "A node whose new certificate the connection does not trust names the connection and what to do.",
+			node:   &fakeProxmox{err: &tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}},
+			want:   fakeResult{events: []string{string(reasonInlineKey)}, err: ErrUntrusted},
 		},
 		"ListRefused": {
 			reason: "A refused listing is returned, its cause kept for errors.Is.",
