@@ -73,6 +73,13 @@ type fakeResult struct {
 	err          error
 }
 
+// fakeExternal is the client of one reconcile against node, with its event
+// log.
+func fakeExternal(node *fakeProxmox) (*external, *guesttest.EventLog) {
+	log := &guesttest.EventLog{}
+	return &external{cl: node, connection: "c", record: log}, log
+}
+
 func diffResult(want, got fakeResult) string {
 	return cmp.Diff(want, got, cmp.AllowUnexported(fakeResult{}), cmpopts.EquateErrors(), cmpopts.EquateEmpty())
 }
@@ -137,8 +144,7 @@ func TestObserveWithFake(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			log := &guesttest.EventLog{}
-			e := &external{cl: tc.node, connection: "c", record: log}
+			e, log := fakeExternal(tc.node)
 			cr := inlineCC(crt, key, false)
 			meta.SetExternalName(cr, tc.externalName)
 			obs, err := e.Observe(context.Background(), cr)
@@ -192,8 +198,7 @@ func TestCreateWithFake(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			node := &fakeProxmox{err: tc.answer}
-			log := &guesttest.EventLog{}
-			e := &external{cl: node, connection: "c", record: log}
+			e, log := fakeExternal(node)
 			cr := inlineCC(crt, tc.key, false)
 			cr.Spec.ProxmoxCertSpec.Force = tc.force
 			_, err := e.Create(context.Background(), cr)
@@ -228,8 +233,7 @@ func TestDeleteWithFake(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			node := &fakeProxmox{err: tc.answer}
-			log := &guesttest.EventLog{}
-			e := &external{cl: node, connection: "c", record: log}
+			e, log := fakeExternal(node)
 			_, err := e.Delete(context.Background(), inlineCC(crt, key, false))
 			got := fakeResult{writes: node.writes, events: log.Reasons(), err: err}
 			if diff := diffResult(tc.want, got); diff != "" {

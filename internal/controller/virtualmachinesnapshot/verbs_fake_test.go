@@ -81,19 +81,34 @@ func runFake(obs observation, upid string, answer error, verb func(*external, *v
 	return got
 }
 
-func diffFake(want, got fakeVerb) string {
-	return cmp.Diff(want, got, cmp.AllowUnexported(fakeVerb{}), cmpopts.EquateErrors(), cmpopts.EquateEmpty())
+// fakeCase is one row of a verb table against the fake: what Observe saw,
+// PVE's answer, and what the verb must leave behind.
+type fakeCase struct {
+	reason string
+	obs    observation
+	err    error
+	want   fakeVerb
+}
+
+// runFakeTable runs verb (named for the failure message) for every case,
+// against a fake answering upid and the case's error.
+func runFakeTable(t *testing.T, name, upid string, cases map[string]fakeCase, verb func(*external, *v1alpha1.VirtualMachineSnapshot) error) {
+	t.Helper()
+	for caseName, tc := range cases {
+		t.Run(caseName, func(t *testing.T) {
+			got := runFake(tc.obs, upid, tc.err, verb)
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(fakeVerb{}), cmpopts.EquateErrors(), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("\n%s\n%s(...): -want, +got:\n%s", tc.reason, name, diff)
+			}
+		})
+	}
 }
 
 // TestCreateWithFake covers what Create decides on PVE's answer, in
 // milliseconds; the snapshot PVE makes is covered by TestCreate.
 func TestCreateWithFake(t *testing.T) {
 	errBoom := errors.New("boom")
-	cases := map[string]struct {
-		reason string
-		err    error
-		want   fakeVerb
-	}{
+	cases := map[string]fakeCase{
 		"Started": {
 			reason: "The snapshot task's UPID is recorded for Observe to follow, with an event.",
 			want:   fakeVerb{calls: []string{"create pre (before upgrade)"}, task: "UPID:1", events: []string{string(reasonSnapshotting)}},
@@ -109,29 +124,17 @@ func TestCreateWithFake(t *testing.T) {
 			want:   fakeVerb{calls: []string{"create pre (before upgrade)"}, err: errBoom},
 		},
 	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			got := runFake(observation{}, "UPID:1", tc.err, func(e *external, cr *v1alpha1.VirtualMachineSnapshot) error {
-				_, err := e.Create(context.Background(), cr)
-				return err
-			})
-			if diff := diffFake(tc.want, got); diff != "" {
-				t.Errorf("\n%s\nCreate(...): -want, +got:\n%s", tc.reason, diff)
-			}
-		})
-	}
+	runFakeTable(t, "Create", "UPID:1", cases, func(e *external, cr *v1alpha1.VirtualMachineSnapshot) error {
+		_, err := e.Create(context.Background(), cr)
+		return err
+	})
 }
 
 // TestUpdateWithFake covers when Update asks PVE to change the description.
 func TestUpdateWithFake(t *testing.T) {
 	errBoom := errors.New("boom")
 	old := &pve.Snapshot{Name: "pre", Description: "old words"}
-	cases := map[string]struct {
-		reason string
-		obs    observation
-		err    error
-		want   fakeVerb
-	}{
+	cases := map[string]fakeCase{
 		"NotObserved": {
 			reason: "Without a snapshot seen by Observe nothing is asked.",
 		},
@@ -157,29 +160,17 @@ func TestUpdateWithFake(t *testing.T) {
 			want:   fakeVerb{calls: []string{"describe pre (before upgrade)"}, err: errBoom},
 		},
 	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			got := runFake(tc.obs, "", tc.err, func(e *external, cr *v1alpha1.VirtualMachineSnapshot) error {
-				_, err := e.Update(context.Background(), cr)
-				return err
-			})
-			if diff := diffFake(tc.want, got); diff != "" {
-				t.Errorf("\n%s\nUpdate(...): -want, +got:\n%s", tc.reason, diff)
-			}
-		})
-	}
+	runFakeTable(t, "Update", "", cases, func(e *external, cr *v1alpha1.VirtualMachineSnapshot) error {
+		_, err := e.Update(context.Background(), cr)
+		return err
+	})
 }
 
 // TestDeleteWithFake covers when Delete asks PVE to delete the snapshot.
 func TestDeleteWithFake(t *testing.T) {
 	errBoom := errors.New("boom")
 	snap := &pve.Snapshot{Name: "pre", Description: "before upgrade"}
-	cases := map[string]struct {
-		reason string
-		obs    observation
-		err    error
-		want   fakeVerb
-	}{
+	cases := map[string]fakeCase{
 		"AlreadyGone": {
 			reason: "A snapshot Observe did not find is not deleted again.",
 		},
@@ -199,15 +190,8 @@ func TestDeleteWithFake(t *testing.T) {
 			want:   fakeVerb{calls: []string{"delete pre"}, err: errBoom},
 		},
 	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			got := runFake(tc.obs, "UPID:2", tc.err, func(e *external, cr *v1alpha1.VirtualMachineSnapshot) error {
-				_, err := e.Delete(context.Background(), cr)
-				return err
-			})
-			if diff := diffFake(tc.want, got); diff != "" {
-				t.Errorf("\n%s\nDelete(...): -want, +got:\n%s", tc.reason, diff)
-			}
-		})
-	}
+	runFakeTable(t, "Delete", "UPID:2", cases, func(e *external, cr *v1alpha1.VirtualMachineSnapshot) error {
+		_, err := e.Delete(context.Background(), cr)
+		return err
+	})
 }
