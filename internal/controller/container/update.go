@@ -31,8 +31,8 @@ import (
 	"github.com/kubemox/provider-proxmox/internal/controller/guest"
 )
 
-// ErrReplaceProtected: the container's source changed, which replaces it,
-// and deletionProtection forbids that.
+// ErrReplaceProtected is a replacement of the container (its source
+// changed) that deletionProtection forbids.
 var ErrReplaceProtected = errors.New("deletionProtection is set, so the container is not replaced")
 
 // Update implements managed.TypedExternalClient. One step per reconcile: a

@@ -161,7 +161,7 @@ func TestCreateWithFake(t *testing.T) {
 	crt, key := pair(t)
 	_, otherKey := pair(t)
 	errBoom := errors.New("boom")
-	present := errors.New("500 Custom certificate file exists but force flag is not set.")
+	present := errors.New("500 Custom certificate file exists but force flag is not set")
 	cases := map[string]struct {
 		reason string
 		key    string
