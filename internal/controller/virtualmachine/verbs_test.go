@@ -321,21 +321,17 @@ func TestCreate(t *testing.T) {
 		},
 		"TemplateMissing": {
 			reason: "A template PVE does not have is an error before any VMID is picked.",
-			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
-				cr := cloneVM("orphan")
+			setup: pendingAs(cloneVM, "orphan", func(cr *v1alpha1.VirtualMachine) {
 				cr.Spec.Template.Name = "no-such-template"
-				return pending(t, f, cr)
-			},
-			want: verbWant{err: guest.ErrTemplateNotFound, pve: nothingPicked},
+			}),
+			want: refusedBeforeVMID(guest.ErrTemplateNotFound),
 		},
 		"ISOMissing": {
 			reason: "An ISO volume that does not exist is refused before any VMID is picked.",
-			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
-				cr := scratchVM("noiso")
+			setup: pendingAs(scratchVM, "noiso", func(cr *v1alpha1.VirtualMachine) {
 				cr.Spec.VMSpec.OSImage = &v1alpha1.OSImage{Name: "ide2", Value: "local:iso/missing.iso"}
-				return pending(t, f, cr)
-			},
-			want: verbWant{err: pve.ErrMissingPrerequisite, pve: nothingPicked},
+			}),
+			want: refusedBeforeVMID(pve.ErrMissingPrerequisite),
 		},
 		"ISOPresent": {
 			reason: "An ISO volume that exists lets the VM be created.",
@@ -351,54 +347,39 @@ func TestCreate(t *testing.T) {
 		},
 		"DiskStorageMissing": {
 			reason: "A disk on a storage the node does not have is refused before any VMID is picked.",
-			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
-				cr := scratchVM("nostorage")
+			setup: pendingAs(scratchVM, "nostorage", func(cr *v1alpha1.VirtualMachine) {
 				cr.Spec.VMSpec.Disk[0].Storage = "ceph-pool"
-				return pending(t, f, cr)
-			},
-			want: verbWant{err: pve.ErrMissingPrerequisite, pve: nothingPicked},
+			}),
+			want: refusedBeforeVMID(pve.ErrMissingPrerequisite),
 		},
 		"DiskStorageWithoutImages": {
 			reason: "A disk on a storage that holds no VM disks is refused before any VMID is picked.",
-			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
-				cr := scratchVM("isostorage")
+			setup: pendingAs(scratchVM, "isostorage", func(cr *v1alpha1.VirtualMachine) {
 				cr.Spec.VMSpec.Disk[0].Storage = "local"
-				return pending(t, f, cr)
-			},
-			want: verbWant{err: pve.ErrMissingPrerequisite, pve: nothingPicked},
+			}),
+			want: refusedBeforeVMID(pve.ErrMissingPrerequisite),
 		},
 		"BridgeMissing": {
 			reason: "A NIC on a bridge the node does not have is refused before the first start would fail.",
-			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
-				cr := cloneVM("nobridge")
+			setup: pendingAs(cloneVM, "nobridge", func(cr *v1alpha1.VirtualMachine) {
 				cr.Spec.Template.Network[0].Bridge = "vmbr9"
-				return pending(t, f, cr)
-			},
-			want: verbWant{err: pve.ErrMissingPrerequisite, pve: nothingPicked},
+			}),
+			want: refusedBeforeVMID(pve.ErrMissingPrerequisite),
 		},
 		"NodeMissing": {
 			reason: "A node not in the cluster is refused before any VMID is picked.",
-			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
-				cr := cloneVM("nonode")
+			setup: pendingAs(cloneVM, "nonode", func(cr *v1alpha1.VirtualMachine) {
 				cr.Spec.NodeName = "pve-nope"
-				return pending(t, f, cr)
-			},
-			want: verbWant{err: pve.ErrMissingPrerequisite, pve: nothingPicked},
+			}),
+			want: refusedBeforeVMID(pve.ErrMissingPrerequisite),
 		},
 		"PasswordSecretMissing": {
 			reason: "A passwordFrom Secret that does not exist is an error before any VMID is picked.",
-			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
-				cr := cloneVM("nopass")
+			setup: pendingAs(cloneVM, "nopass", func(cr *v1alpha1.VirtualMachine) {
 				cr.Spec.Template.CloudInitConfig = &v1alpha1.CloudInitConfig{User: "u",
 					PasswordFrom: &v1alpha1.OptionalSecretKeySelector{LocalSecretKeySelector: v1alpha1.LocalSecretKeySelector{Name: "missing", Key: "password"}}}
-				return pending(t, f, cr)
-			},
-			want: verbWant{err: guest.ErrPasswordSecretUnreadable, pve: func(t *testing.T, f *fixture, cr *v1alpha1.VirtualMachine) {
-				if meta.GetExternalName(cr) != "" || f.storedExternalName(t, cr) != "" {
-					t.Errorf("a VMID was picked: %q", meta.GetExternalName(cr))
-				}
-				onlyTemplate(t, f, cr)
-			}},
+			}),
+			want: refusedBeforeVMID(guest.ErrPasswordSecretUnreadable),
 		},
 	}
 	for name, tc := range cases {
@@ -409,6 +390,23 @@ func TestCreate(t *testing.T) {
 			tc.want.check(t, tc.reason, f, cr, err)
 		})
 	}
+}
+
+// pendingAs is the setup of a row that needs nothing but the spec: base(name)
+// changed by mod, stored as pending.
+func pendingAs(base func(string) *v1alpha1.VirtualMachine, name string, mod func(*v1alpha1.VirtualMachine)) func(*testing.T, *fixture) *v1alpha1.VirtualMachine {
+	return func(t *testing.T, f *fixture) *v1alpha1.VirtualMachine {
+		t.Helper()
+		cr := base(name)
+		mod(cr)
+		return pending(t, f, cr)
+	}
+}
+
+// refusedBeforeVMID is what a Create refused with err before choosing a
+// VMID must leave behind: nothing picked, nothing created.
+func refusedBeforeVMID(err error) verbWant {
+	return verbWant{err: err, pve: nothingPicked}
 }
 
 // nothingPicked checks that Create refused before choosing a VMID: no
