@@ -80,16 +80,7 @@ func owned(t *testing.T, f *fixture, cr *v1alpha1.Container, running bool, cfg m
 		"net0": "name=eth0,bridge=vmbr0,hwaddr=BC:24:11:00:07:10,ip=dhcp,type=veth", "ostype": "debian",
 		"unprivileged": "1", "description": guest.MarkerOf(cr).String(),
 	}
-	for k, v := range cfg {
-		if v == "" {
-			delete(base, k)
-			continue
-		}
-		base[k] = v
-	}
-	if err := f.sim.AddGuest(pvesim.GuestSeed{Kind: "lxc", Node: testNode, VMID: ownedVMID, Config: base, Running: running}); err != nil {
-		t.Fatalf("seed %d: %v", ownedVMID, err)
-	}
+	guesttest.Seed(t, f.sim, pvesim.GuestSeed{Kind: "lxc", Node: testNode, VMID: ownedVMID, Config: base, Running: running}, cfg)
 	return cr
 }
 

@@ -87,16 +87,7 @@ func ownedAs(t *testing.T, f *fixture, cr *v1alpha1.VirtualMachine, running bool
 		"name": cr.Spec.Name, "cores": "4", "sockets": "1", "memory": "4096", "scsi0": "local-lvm:20",
 		"net0": "virtio,bridge=vmbr0", "description": guest.MarkerOf(cr).String(),
 	}
-	for k, v := range cfg {
-		if v == "" {
-			delete(base, k)
-			continue
-		}
-		base[k] = v
-	}
-	if err := f.sim.AddGuest(pvesim.GuestSeed{Kind: "qemu", Node: testNode, VMID: ownedVMID, Config: base, Running: running}); err != nil {
-		t.Fatalf("seed %d: %v", ownedVMID, err)
-	}
+	guesttest.Seed(t, f.sim, pvesim.GuestSeed{Kind: "qemu", Node: testNode, VMID: ownedVMID, Config: base, Running: running}, cfg)
 	return cr
 }
 
