@@ -57,7 +57,7 @@ func TestCreateFromAMissingTemplateReportsTheTaskCause(t *testing.T) {
 	}
 	_, err = e.Create(context.Background(), cr)
 	want := "Proxmox VE task vzcreate failed: unable to create CT " + strconv.Itoa(vmid) + " - can't find file '" + missing + "'"
-	guesttest.Want{Err: want}.Check(t, f.log, cr, err)
+	guesttest.Want{PVEText: want}.Check(t, f.log, cr, err)
 }
 
 // A volume of the wrong content type is refused before anything starts.
@@ -70,7 +70,7 @@ func TestCreateFromAnISOIsRefused(t *testing.T) {
 	cr := newContainer("fromiso", func(tpl *v1alpha1.ContainerTemplate) { tpl.OSTemplate = iso })
 	f.store(t, cr, true)
 	_, err := f.external().Create(context.Background(), cr)
-	guesttest.Want{Err: "unable to use volume " + iso + " - content type needs to be 'vztmpl'", NoEvents: []string{"Creating"}}.Check(t, f.log, cr, err)
+	guesttest.Want{PVEText: "unable to use volume " + iso + " - content type needs to be 'vztmpl'", NoEvents: []string{"Creating"}}.Check(t, f.log, cr, err)
 	if len(f.sim.Guests()) != 1 { // the fixture's template only
 		t.Errorf("guests %+v: the refused create must leave nothing", f.sim.Guests())
 	}
@@ -88,12 +88,12 @@ func TestUnprivilegedChangeIsExplained(t *testing.T) {
 		"TemplateField": {
 			reason: "template.unprivileged false on an unprivileged container is refused with a sentence naming the field.",
 			change: func(cr *v1alpha1.Container) { cr.Spec.Template.Unprivileged = ptr.To(false) },
-			want:   verbWant{err: "template.unprivileged is false but the container was created with unprivileged 1", noEvents: []string{"Configured", "DriftCorrected"}},
+			want:   verbWant{err: guest.ErrChangeRefused, noEvents: []string{"Configured", "DriftCorrected"}},
 		},
 		"AdditionalConfig": {
 			reason: "additionalConfig.unprivileged is refused the same way.",
 			change: func(cr *v1alpha1.Container) { cr.Spec.AdditionalConfig = map[string]string{"unprivileged": "0"} },
-			want:   verbWant{err: "additionalConfig.unprivileged is false but the container was created with unprivileged 1", noEvents: []string{"Configured", "DriftCorrected"}},
+			want:   verbWant{err: guest.ErrChangeRefused, noEvents: []string{"Configured", "DriftCorrected"}},
 		},
 	}
 	for name, tc := range cases {
@@ -108,7 +108,7 @@ func TestUnprivilegedChangeIsExplained(t *testing.T) {
 				t.Fatalf("%s: a refused change must not look up to date", tc.reason)
 			}
 			_, err := e.Update(context.Background(), cr)
-			tc.want.check(t, f, cr, err)
+			tc.want.check(t, tc.reason, f, cr, err)
 			if g := f.ct(t, ownedVMID); g.Config["unprivileged"] != "1" {
 				t.Errorf("%s: unprivileged = %q, want it left at 1", tc.reason, g.Config["unprivileged"])
 			}

@@ -31,6 +31,10 @@ import (
 	"github.com/kubemox/provider-proxmox/internal/controller/guest"
 )
 
+// ErrReplaceProtected is a replacement of the container (its source
+// changed) that deletionProtection forbids.
+var ErrReplaceProtected = errors.New("deletionProtection is set, so the container is not replaced")
+
 // Update implements managed.TypedExternalClient. One step per reconcile: a
 // replacement when the source changed; else configuration first, then the
 // power state (a start, a shutdown, or a restart for pending changes) once
@@ -67,10 +71,7 @@ func (e *external) Update(ctx context.Context, cr *v1alpha1.Container) (managed.
 	if err != nil {
 		return managed.ExternalUpdate{}, err
 	}
-	if len(o.plan.Refused) > 0 {
-		return managed.ExternalUpdate{}, errors.New(strings.Join(o.plan.Refused, "; "))
-	}
-	return managed.ExternalUpdate{}, nil
+	return managed.ExternalUpdate{}, guest.Refused(o.plan.Refused)
 }
 
 // replaceStep takes the next step of replacing the container (shutdown,
@@ -78,7 +79,7 @@ func (e *external) Update(ctx context.Context, cr *v1alpha1.Container) (managed.
 // deletionProtection blocks it, which the Synced condition then says.
 func (e *external) replaceStep(ctx context.Context, cr *v1alpha1.Container, o *observation) error {
 	if cr.Spec.DeletionProtection {
-		return errors.New(o.replace + ": deletionProtection is set, so the container is not replaced")
+		return errors.Errorf("%s: %w", o.replace, ErrReplaceProtected)
 	}
 	e.Record.Event(cr, event.Normal(reasonReplacing, "replacing container "+o.Ref.String()+": "+o.replace))
 	d := guest.Deleter{Client: e.cl, Record: e.Record, Noun: "container", ShutdownTimeout: shutdownTimeout}

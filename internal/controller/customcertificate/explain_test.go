@@ -22,6 +22,7 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 
+	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 	"github.com/kubemox/provider-proxmox/internal/controller/guest/guesttest"
 )
 
@@ -29,7 +30,11 @@ import (
 // and path PVE found missing.
 func TestForbiddenNamesThePrivilege(t *testing.T) {
 	e, sim := newExternal(t)
-	conn := &connector{usage: guesttest.NoUsage{}, clients: guesttest.DefaultConnection(e.cl), record: event.NewNopRecorder()}
+	cl, ok := e.cl.(*pve.Client)
+	if !ok {
+		t.Fatalf("newExternal's client is a %T, want the simulator's *pve.Client", e.cl)
+	}
+	conn := &connector{usage: guesttest.NoUsage{}, clients: guesttest.DefaultConnection(cl), record: event.NewNopRecorder()}
 	crt, key := pair(t)
 	cr := inlineCC(crt, key, false)
 	ext, err := conn.Connect(context.Background(), cr)

@@ -41,6 +41,18 @@ import (
 // private key in its spec.
 const TypeInlinePrivateKey xpv2.ConditionType = "InlinePrivateKey"
 
+// ErrForeignCertificate is a node's custom certificate this resource did not
+// upload, which Proxmox VE replaces only with force.
+var ErrForeignCertificate = errors.New("already has a custom certificate this resource did not upload")
+
+// ErrNotAKeyPair is a private key that does not belong to the certificate:
+// nothing is uploaded.
+var ErrNotAKeyPair = errors.New("are not a key pair")
+
+// ErrUntrusted is a node serving a certificate the connection does not
+// trust (after pveproxy restarted to serve a new one, say).
+var ErrUntrusted = errors.New("does not trust")
+
 // Events.
 const (
 	reasonUploaded     event.Reason = "Uploaded"
@@ -70,7 +82,7 @@ func (c *connector) Connect(ctx context.Context, cr *v1alpha1.CustomCertificate)
 type external struct {
 	kube       client.Client
 	fresh      client.Reader
-	cl         *pve.Client
+	cl         proxmox
 	connection string
 	record     event.Recorder
 	want       certificate
@@ -181,8 +193,8 @@ func (e *external) upload(ctx context.Context, cr *v1alpha1.CustomCertificate, f
 	}
 	err := e.cl.UploadCertificate(ctx, node, want.ChainPEM, want.KeyPEM, force, cr.Spec.RestartsProxy())
 	if pve.IsCustomCertificatePresent(err) {
-		return errors.Errorf("node %s already has a custom certificate this resource did not upload: "+
-			"Proxmox VE replaces it only with force; set proxmoxCertSpec.force: true to replace it", node)
+		return errors.Errorf("node %s %w: "+
+			"Proxmox VE replaces it only with force; set proxmoxCertSpec.force: true to replace it", node, ErrForeignCertificate)
 	}
 	if err != nil {
 		return err
@@ -228,7 +240,7 @@ func (e *external) warnInlineKey(cr *v1alpha1.CustomCertificate) {
 // by the connection (after a restart of pveproxy, say).
 func (e *external) explainTLS(err error, node string) error {
 	if pve.Classify(err) == pve.TLSVerificationFailed {
-		return errors.Wrapf(err, "node %s now serves a certificate ProxmoxConnection %q does not trust: add its CA to the connection's caBundle", node, e.connection)
+		return errors.Errorf("node %s now serves a certificate ProxmoxConnection %q %w: add its CA to the connection's caBundle: %w", node, e.connection, ErrUntrusted, err)
 	}
 	return err
 }
@@ -239,11 +251,11 @@ func (e *external) explainTLS(err error, node string) error {
 // serves nothing. The error names the source, never the key.
 func checkKeyPair(want certificate) error {
 	if _, err := tls.X509KeyPair([]byte(want.ChainPEM), []byte(want.KeyPEM)); err != nil {
-		source := "proxmoxCertSpec.privateKey and proxmoxCertSpec.certificate are not a key pair"
+		source := "proxmoxCertSpec.privateKey and proxmoxCertSpec.certificate"
 		if want.SecretName != "" {
-			source = keyPrivateKey + " and " + keyCertificate + " of Secret " + want.SecretName + " are not a key pair"
+			source = keyPrivateKey + " and " + keyCertificate + " of Secret " + want.SecretName
 		}
-		return errors.Wrap(err, source)
+		return errors.Errorf("%s %w: %w", source, ErrNotAKeyPair, err)
 	}
 	return nil
 }

@@ -22,6 +22,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
@@ -109,8 +110,8 @@ func TestRestartNamesTheUntrustingConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := e.Observe(ctx, cr)
-	if err == nil || !strings.Contains(err.Error(), `ProxmoxConnection "c" does not trust`) || !strings.Contains(err.Error(), "caBundle") {
-		t.Fatalf("Observe after the restart: %v; want the connection named with the caBundle advice", err)
+	if diff := cmp.Diff(ErrUntrusted, err, cmpopts.EquateErrors()); diff != "" {
+		t.Fatalf("Observe after the restart: -want, +got:\n%s", diff)
 	}
 }
 
@@ -153,9 +154,8 @@ func TestKeyNotOfTheCertificateIsNotUploaded(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			e, _ := newExternal(t)
 			_, err := e.Create(context.Background(), inlineCC(tc.crt, tc.key, true))
-			if err == nil || !strings.Contains(err.Error(), "proxmoxCertSpec.privateKey and proxmoxCertSpec.certificate are not a key pair") ||
-				!strings.Contains(err.Error(), "nothing was uploaded to node pve") {
-				t.Errorf("%s\nCreate: %v, want the pair refused naming its source", tc.reason, err)
+			if diff := cmp.Diff(ErrNotAKeyPair, err, cmpopts.EquateErrors()); diff != "" {
+				t.Errorf("%s\nCreate: -want, +got:\n%s", tc.reason, diff)
 			}
 			if err != nil && strings.Contains(err.Error(), "PRIVATE KEY") {
 				t.Errorf("%s\nthe error shows the key: %v", tc.reason, err)
@@ -184,9 +184,8 @@ func TestExistingCustomCertificateNeedsForce(t *testing.T) {
 	crt, key := pair(t)
 	cr := inlineCC(crt, key, false)
 	_, err := e.Create(ctx, cr)
-	if err == nil || !strings.Contains(err.Error(), "node pve already has a custom certificate this resource did not upload") ||
-		!strings.Contains(err.Error(), "set proxmoxCertSpec.force: true") {
-		t.Errorf("Create without force: %v, want the existing certificate and force named", err)
+	if diff := cmp.Diff(ErrForeignCertificate, err, cmpopts.EquateErrors()); diff != "" {
+		t.Errorf("Create without force: -want, +got:\n%s", diff)
 	}
 	if fp := customFingerprint(t, e); fp != foreignFP {
 		t.Errorf("node's custom certificate %s, want the one there before (%s)", fp, foreignFP)

@@ -113,7 +113,7 @@ func CloudInitPasswordOf(ctx context.Context, keys SecretKeyReader, o metav1.Obj
 	case errors.Is(err, secrets.ErrKeyNotFound):
 		return nil, errors.Errorf("Secret %s/%s has no key %q (cloudInitConfig.passwordFrom)", o.GetNamespace(), ref.Name, ref.Key)
 	case err != nil:
-		return nil, errors.Wrapf(err, "cannot read Secret %s/%s named by cloudInitConfig.passwordFrom", o.GetNamespace(), ref.Name)
+		return nil, errors.Errorf("%w %s/%s named by cloudInitConfig.passwordFrom: %w", ErrPasswordSecretUnreadable, o.GetNamespace(), ref.Name, err)
 	}
 	return &CloudInitPassword{Value: string(k.Value), Version: v1alpha1.CloudInitPasswordApplied{Generation: o.GetGeneration(), SecretResourceVersion: k.ResourceVersion}}, nil
 }

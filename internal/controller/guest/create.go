@@ -85,7 +85,7 @@ func (id Identity) FindTemplate(ctx context.Context, name, node string, maxAge t
 		}
 	}
 	if len(found) == 0 {
-		return pve.GuestRef{}, errors.Errorf("template %q not found in Proxmox VE", name)
+		return pve.GuestRef{}, errors.Errorf("template %q %w", name, ErrTemplateNotFound)
 	}
 	sort.Slice(found, func(i, j int) bool {
 		if (found[i].Node == node) != (found[j].Node == node) {

@@ -269,5 +269,5 @@ func (id Identity) WrongType(ctx context.Context, mg resource.Managed, ownVMID, 
 	if meta.WasDeleted(mg) {
 		return managed.ExternalObservation{ResourceExists: false}, nil
 	}
-	return managed.ExternalObservation{}, errors.Errorf("VMID %d holds the wrong guest type: a %s guest, not a %s one", vmid, has, id.Type)
+	return managed.ExternalObservation{}, errors.Errorf("VMID %d %w: a %s guest, not a %s one", vmid, ErrWrongGuestType, has, id.Type)
 }

@@ -122,7 +122,7 @@ func (id Identity) verdict(ctx context.Context, mg resource.Managed, ownVMID *in
 		if meta.WasDeleted(mg) {
 			return nil, managed.ExternalObservation{ResourceExists: false}, nil
 		}
-		return nil, managed.ExternalObservation{}, errors.Errorf("%s %d does not carry this resource's marker (%q): refusing to manage or recreate it", id.Noun, vmid, id.MarkerOf(mg).String())
+		return nil, managed.ExternalObservation{}, errors.Errorf("%s %d %w (%q): refusing to manage or recreate it", id.Noun, vmid, ErrForeignMarker, id.MarkerOf(mg).String())
 	case MineNewUID:
 		if ok, err := id.MayTakeOver(ctx, mg, f); !ok || err != nil {
 			return nil, managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, err

@@ -104,6 +104,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		r.record.Event(gi, event.Warning(reasonNoConnection, errors.New(msg)))
 		return reconcile.Result{RequeueAfter: retryConnection}, r.kube.Status().Update(ctx, gi)
 	}
+	return r.run(ctx, gi, cl, now)
+}
+
+// run imports the guests of the cluster cl reaches that gi selects, and
+// records the results in its status.
+func (r *Reconciler) run(ctx context.Context, gi *v1alpha1.GuestImport, cl proxmox, now time.Time) (reconcile.Result, error) {
 	rows, err := cl.ClusterResources(ctx)
 	if err != nil {
 		gi.Status.SetConditions(xpv2.Unavailable().WithMessage("cannot list the cluster's guests: " + pve.ExplainPermission(err).Error()))
@@ -135,7 +141,7 @@ func untilDue(gi *v1alpha1.GuestImport, now time.Time) time.Duration {
 }
 
 // importGuest decides about one selected guest and creates its resource.
-func (r *Reconciler) importGuest(ctx context.Context, gi *v1alpha1.GuestImport, cl *pve.Client, row pve.Resource) v1alpha1.ImportedGuest {
+func (r *Reconciler) importGuest(ctx context.Context, gi *v1alpha1.GuestImport, cl proxmox, row pve.Resource) v1alpha1.ImportedGuest {
 	res := v1alpha1.ImportedGuest{VMID: int64(row.VMID), Name: row.Name, Node: row.Node, Type: row.Type}
 	kind, holder, err := r.claimedBy(ctx, gi.Spec.Connection(), row.VMID)
 	if err != nil {

@@ -56,10 +56,7 @@ func (e *external) Update(ctx context.Context, cr *v1alpha1.VirtualMachine) (man
 	if err := e.applyPower(ctx, cr, o); err != nil {
 		return managed.ExternalUpdate{}, err
 	}
-	if len(o.plan.Refused) > 0 {
-		return managed.ExternalUpdate{}, errors.New(strings.Join(o.plan.Refused, "; "))
-	}
-	return managed.ExternalUpdate{}, nil
+	return managed.ExternalUpdate{}, guest.Refused(o.plan.Refused)
 }
 
 // applyConfig writes drifted keys (PUT), then allocates new disks or grows

@@ -3,7 +3,6 @@ package virtualmachinesnapshot
 import (
 	"context"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -174,13 +173,6 @@ func (f *fixture) rollbacks(t *testing.T) int {
 		}
 	}
 	return n
-}
-
-func errMatches(err error, want string) bool {
-	if want == "" {
-		return err == nil
-	}
-	return err != nil && strings.Contains(err.Error(), want)
 }
 
 // waitListed waits until the guest lists snapshot name (PVE lists it from

@@ -42,6 +42,18 @@ const (
 	statusFailed  = "Failed"
 )
 
+// The snapshot kind's own refusals, for errors.Is; each is wrapped with the
+// guest it is about.
+var (
+	// ErrGuestNotFound: the VirtualMachine or Container the snapshot names
+	// does not exist, and the snapshot never saw its guest.
+	ErrGuestNotFound = errors.New("not found")
+	// ErrGuestGone: Proxmox VE no longer has the guest the snapshot saw.
+	ErrGuestGone = errors.New("no longer exists in Proxmox VE")
+	// ErrNoGuestYet: the named resource has no VMID and node yet.
+	ErrNoGuestYet = errors.New("has no guest yet")
+)
+
 // Connection-detail key of the snapshot name (vmid and node are the guest
 // kinds' keys).
 const connectionDetailSnapshotName = "snapshotName"
@@ -50,7 +62,7 @@ const connectionDetailSnapshotName = "snapshotName"
 // for Update and Delete of the same reconcile.
 type external struct {
 	kube   client.Client
-	cl     *pve.Client
+	cl     proxmox
 	record event.Recorder
 	target target
 
@@ -70,14 +82,14 @@ func (e *external) Disconnect(context.Context) error { return nil }
 // Observe implements managed.TypedExternalClient.
 func (e *external) Observe(ctx context.Context, cr *v1alpha1.VirtualMachineSnapshot) (managed.ExternalObservation, error) {
 	if e.target.vmGone {
-		return e.guestGone(cr, e.target.what+" not found in namespace "+cr.GetNamespace())
+		return e.guestGone(cr, errors.Errorf("%s %w in namespace %s", e.target.what, ErrGuestNotFound, cr.GetNamespace()))
 	}
 	ref := e.target.ref
 	if ref.VMID == 0 || ref.Node == "" {
 		if meta.WasDeleted(cr) {
 			return managed.ExternalObservation{ResourceExists: false}, nil
 		}
-		return managed.ExternalObservation{}, errors.Errorf("%s has no guest yet: waiting for its VMID and node", e.target.what)
+		return managed.ExternalObservation{}, errors.Errorf("%s %w: waiting for its VMID and node", e.target.what, ErrNoGuestYet)
 	}
 	guest.FollowCreateTask(cr, &cr.Status.LastTask)
 	running, err := guest.RefreshTask(ctx, e.cl, e.record, cr, cr.Status.LastTask)
@@ -94,7 +106,7 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.VirtualMachineSnaps
 		case lerr != nil:
 			return managed.ExternalObservation{}, lerr
 		case !found:
-			return e.guestGone(cr, e.target.what+" (VMID "+strconv.Itoa(ref.VMID)+") no longer exists in Proxmox VE")
+			return e.guestGone(cr, errors.Errorf("%s (VMID %d) %w", e.target.what, ref.VMID, ErrGuestGone))
 		}
 		ref = moved
 		snaps, err = e.cl.Snapshots(ctx, ref)
@@ -138,15 +150,15 @@ func (e *external) absent(cr *v1alpha1.VirtualMachineSnapshot, createRunning boo
 // guestGone reports that the guest, and so its snapshots, are gone: for a
 // resource that saw its guest, on Ready, and nothing is retried; for one
 // being deleted, it is let go.
-func (e *external) guestGone(cr *v1alpha1.VirtualMachineSnapshot, msg string) (managed.ExternalObservation, error) {
+func (e *external) guestGone(cr *v1alpha1.VirtualMachineSnapshot, gone error) (managed.ExternalObservation, error) {
 	if meta.WasDeleted(cr) {
 		return managed.ExternalObservation{ResourceExists: false}, nil
 	}
 	if cr.Status.VMID == 0 {
-		return managed.ExternalObservation{}, errors.New(msg)
+		return managed.ExternalObservation{}, gone
 	}
 	cr.SetConditions(xpv2.Condition{Type: xpv2.TypeReady, Status: "False", Reason: v1alpha1.ReasonVirtualMachineGone,
-		Message: msg + ": Proxmox VE removed its snapshots with it", LastTransitionTime: metav1.Now(), ObservedGeneration: cr.GetGeneration()})
+		Message: gone.Error() + ": Proxmox VE removed its snapshots with it", LastTransitionTime: metav1.Now(), ObservedGeneration: cr.GetGeneration()})
 	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, nil
 }
 

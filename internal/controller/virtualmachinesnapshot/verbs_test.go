@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
@@ -30,7 +31,7 @@ func TestObserve(t *testing.T) {
 		sim    pvesim.Options
 		setup  func(t *testing.T, f *fixture) *v1alpha1.VirtualMachineSnapshot
 		want   observed
-		err    string
+		err    error
 	}{
 		"InTheMaking": {
 			reason: "a snapshot PVE is still taking (snapstate prepare) exists, is not Ready and is left alone",
@@ -109,7 +110,7 @@ func TestObserve(t *testing.T) {
 			setup: func(t *testing.T, f *fixture) *v1alpha1.VirtualMachineSnapshot {
 				return f.snapshotOf(t, "pre-upgrade", "nosuch")
 			},
-			err: "VirtualMachine nosuch not found",
+			err: ErrGuestNotFound,
 		},
 		"VirtualMachineWithoutGuest": {
 			reason: "a VirtualMachine with no VMID yet is waited for",
@@ -117,7 +118,7 @@ func TestObserve(t *testing.T) {
 				f.storeVM(t, "young", 0)
 				return f.snapshotOf(t, "pre-upgrade", "young")
 			},
-			err: "has no guest yet",
+			err: ErrNoGuestYet,
 		},
 		"UnmanagedGuest": {
 			reason: "a guest named by vmid and nodeName is observed the same way",
@@ -136,10 +137,10 @@ func TestObserve(t *testing.T) {
 			f := newFixture(t, tc.sim)
 			cr := tc.setup(t, f)
 			obs, err := f.external(t, cr).Observe(context.Background(), cr)
-			if !errMatches(err, tc.err) {
-				t.Fatalf("%s: Observe error = %v, want %q", tc.reason, err, tc.err)
+			if d := cmp.Diff(tc.err, err, cmpopts.EquateErrors()); d != "" {
+				t.Fatalf("%s: Observe error (-want +got):\n%s", tc.reason, d)
 			}
-			if tc.err != "" {
+			if tc.err != nil {
 				return
 			}
 			got := observed{Exists: obs.ResourceExists, UpToDate: obs.ResourceUpToDate}

@@ -64,3 +64,19 @@ func RootClient(t *testing.T, sim *pvesim.Server) *pve.Client {
 	t.Cleanup(cl.Retire)
 	return cl
 }
+
+// Seed adds the guest s to the simulator with overrides applied to its
+// config ("" removes a key): a table row's variation on a kind's baseline.
+func Seed(t *testing.T, sim *pvesim.Server, s pvesim.GuestSeed, overrides map[string]string) {
+	t.Helper()
+	for k, v := range overrides {
+		if v == "" {
+			delete(s.Config, k)
+			continue
+		}
+		s.Config[k] = v
+	}
+	if err := sim.AddGuest(s); err != nil {
+		t.Fatalf("seed %d: %v", s.VMID, err)
+	}
+}

@@ -22,6 +22,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -121,8 +124,14 @@ func Step[T resource.Managed](t *testing.T, kube client.Client, e managed.TypedE
 // Want is what one verb call must leave behind, as the verb tables of the
 // guest kinds check it.
 type Want struct {
-	// Err is a substring of the returned error; "" means no error.
-	Err string
+	// Reason says what the case shows; it heads every failure.
+	Reason string
+	// Err is our own error the verb returns, compared with errors.Is; nil
+	// (with PVEText "") means no error.
+	Err error
+	// PVEText is part of Proxmox VE's own message the error must carry:
+	// PVE's text has no sentinel to compare with.
+	PVEText string
 	// Events must all be recorded; NoEvents must not.
 	Events, NoEvents []string
 	// Secret must appear in no error and no event message ("" = none).
@@ -133,36 +142,37 @@ type Want struct {
 	ReadyMsg string
 }
 
-// Check fails t where cr, the events in log and err (the verb's error) are
-// not what w says.
+// Check compares what a verb returned and recorded with w.
 func (w Want) Check(t *testing.T, log *EventLog, cr resource.Conditioned, err error) {
 	t.Helper()
-	switch {
-	case w.Err == "" && err != nil:
-		t.Errorf("error = %v, want none", err)
-	case w.Err != "" && (err == nil || !strings.Contains(err.Error(), w.Err)):
-		t.Errorf("error = %v, want one containing %q", err, w.Err)
+	if w.Err != nil || w.PVEText == "" {
+		if diff := cmp.Diff(w.Err, err, cmpopts.EquateErrors()); diff != "" {
+			t.Errorf("%s\nerror: -want, +got:\n%s", w.Reason, diff)
+		}
+	}
+	if w.PVEText != "" && (err == nil || !strings.Contains(err.Error(), w.PVEText)) {
+		t.Errorf("%s\nerror = %v, want Proxmox VE's %q in it", w.Reason, err, w.PVEText)
 	}
 	for _, r := range w.Events {
 		if !log.Has(r) {
-			t.Errorf("no %s event; events: %v", r, log.Reasons())
+			t.Errorf("%s\nno %s event; events: %v", w.Reason, r, log.Reasons())
 		}
 	}
 	for _, r := range w.NoEvents {
 		if log.Has(r) {
-			t.Errorf("unexpected %s event", r)
+			t.Errorf("%s\nunexpected %s event", w.Reason, r)
 		}
 	}
 	if w.Secret != "" && err != nil && strings.Contains(err.Error(), w.Secret) {
-		t.Errorf("the error carries the secret: %v", err)
+		t.Errorf("%s\nthe error carries the secret: %v", w.Reason, err)
 	}
 	if w.Secret != "" && log.Mentions(w.Secret) {
-		t.Error("an event carries the secret")
+		t.Errorf("%s\nan event carries the secret", w.Reason)
 	}
 	if w.Ready != "" {
 		c := cr.GetCondition(xpv2.TypeReady)
 		if c.Status != w.Ready || !strings.Contains(c.Message, w.ReadyMsg) {
-			t.Errorf("Ready = %s (%s %q), want %s containing %q", c.Status, c.Reason, c.Message, w.Ready, w.ReadyMsg)
+			t.Errorf("%s\nReady = %s (%s %q), want %s containing %q", w.Reason, c.Status, c.Reason, c.Message, w.Ready, w.ReadyMsg)
 		}
 	}
 }
