@@ -19,8 +19,8 @@ package virtualmachine
 import (
 	"testing"
 
-	"github.com/kubemox/provider-proxmox/internal/clients/proxmox/surface"
 	"github.com/kubemox/provider-proxmox/internal/controller/guest"
+	"github.com/kubemox/provider-proxmox/internal/controller/guest/guesttest"
 )
 
 // Every key the VirtualMachine's tables send is declared in the client's
@@ -28,16 +28,7 @@ import (
 // new row fails here, at once, rather than when a simulator test first
 // sends it.
 func TestFieldsAreDeclaredInTheSurface(t *testing.T) {
-	for _, route := range []string{"POST /nodes/{node}/qemu", "PUT /nodes/{node}/qemu/{vmid}/config"} {
-		e, ok := surface.Lookup(route)
-		if !ok {
-			t.Fatalf("the surface has no %s", route)
-		}
-		fields := append(append(guest.Fields{}, SpecFields...), HardwareFields...)
-		for _, f := range append(fields, guest.Field{Path: "network", Key: "net[n]"}) {
-			if !e.Has(f.Key) {
-				t.Errorf("spec field %s sends %s, which internal/clients/proxmox/surface does not declare for %s: declare it and add a case in test/pveconformance", f.Path, f.Key, route)
-			}
-		}
-	}
+	fields := append(append(guest.Fields{}, SpecFields...), HardwareFields...)
+	guesttest.FieldsDeclaredInSurface(t, []string{"POST /nodes/{node}/qemu", "PUT /nodes/{node}/qemu/{vmid}/config"},
+		append(fields, guest.Field{Path: "network", Key: "net[n]"}))
 }
