@@ -28,7 +28,8 @@ import (
 // new row fails here, at once, rather than when a simulator test first
 // sends it.
 func TestFieldsAreDeclaredInTheSurface(t *testing.T) {
-	fields := append(append(guest.Fields{}, SpecFields...), HardwareFields...)
+	fields := append(append(append(guest.Fields{}, SpecFields...), HardwareFields...), guest.CloudInitFields...)
 	guesttest.FieldsDeclaredInSurface(t, []string{"POST /nodes/{node}/qemu", "PUT /nodes/{node}/qemu/{vmid}/config"},
-		append(fields, guest.Field{Path: "network", Key: "net[n]"}))
+		append(fields, guest.Field{Path: "network", Key: "net[n]"},
+			guest.Field{Path: "cloudInitConfig.ipConfigs", Key: "ipconfig[n]"}, guest.Field{Path: "cloudInitConfig.custom", Key: "cicustom"}))
 }
