@@ -122,7 +122,21 @@ var QEMUFields = tableOf(
 	Field{Key: "protection", Codec: Bool, Apply: Immediate, Default: "0"},
 	Field{Key: "tablet", Codec: Bool, Apply: Hotplug, Default: "1"},
 	Field{Key: "acpi", Codec: Bool, Apply: Reboot, Default: "1"},
+	// One per passed-through PCI device; options by QEMUPCIFields. A
+	// device is not hotplugged (qemu-server's vmconfig_hotplug_pending
+	// leaves hostpciN pending).
+	Field{Key: "hostpci[n]", Codec: Props, Apply: Reboot},
 	// The cloud-init keys are QEMUCloudInitFields.
+)
+
+// QEMUPCIFields are the options of hostpciN the provider manages
+// (qemu-server's PCI.pm $hostpci_fmt), in the order a value lists them;
+// host is the value's default key, written bare.
+var QEMUPCIFields = tableOf(
+	Field{Key: "host", Codec: Leading, Apply: Reboot},
+	Field{Key: "mapping", Codec: Text, Apply: Reboot},
+	Field{Key: "pcie", Codec: Bool, Apply: Reboot, Default: "0"},
+	Field{Key: "x-vga", Codec: Bool, Apply: Reboot, Default: "0"},
 )
 
 // QEMUNICFields are the options of a QEMU guest's netN the provider manages

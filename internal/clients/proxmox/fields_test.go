@@ -21,16 +21,22 @@ type schemaProp struct {
 	formatKeys map[string]schemaProp // Format when it is a property string's keys
 }
 
-// typetextKey is one option of a property string's typetext ("ip=<...>").
-var typetextKey = regexp.MustCompile(`([a-z0-9-]+)=<`)
+// typetextKey is one option of a property string's typetext ("ip=<...>",
+// the default key "[host=]<...>").
+var typetextKey = regexp.MustCompile(`([a-z0-9-]+)=\]?<([^>]*)>`)
 
 // typetextKeys are the options a named format (pve-qm-ipconfig,
-// pve-qm-cicustom: the schema dump does not expand it) lists in its
-// typetext, as strings without a default: the dump gives no more.
+// pve-qm-cicustom, pve-qm-hostpci: the schema dump does not expand it)
+// lists in its typetext: "<1|0>" a boolean, else a string, without a
+// default (the dump gives no more).
 func typetextKeys(p schemaProp) map[string]schemaProp {
 	keys := map[string]schemaProp{}
 	for _, m := range typetextKey.FindAllStringSubmatch(p.Typetext, -1) {
-		keys[m[1]] = schemaProp{Type: "string"}
+		typ := "string"
+		if m[2] == "1|0" {
+			typ = "boolean"
+		}
+		keys[m[1]] = schemaProp{Type: typ}
 	}
 	return keys
 }
@@ -120,6 +126,7 @@ func TestFieldDefaultsPVESchema(t *testing.T) {
 		"QEMUCloudInitFields": {QEMUCloudInitFields, qemu},
 		"QEMUIPConfigFields":  {QEMUIPConfigFields, qemu["ipconfig[n]"].formatKeys},
 		"QEMUCICustomFields":  {QEMUCICustomFields, qemu["cicustom"].formatKeys},
+		"QEMUPCIFields":       {QEMUPCIFields, qemu["hostpci[n]"].formatKeys},
 	}
 	// cpu's schema names a format (pve-vm-cpu-conf) without its keys:
 	// qemu-server's CPUConfig.pm gives cputype's default, kvm64.

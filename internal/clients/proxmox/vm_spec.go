@@ -42,14 +42,6 @@ func (n VMNIC) Bridge() string {
 	return b
 }
 
-// VMPCIDevice is a passed-through PCI device (hostpciN).
-type VMPCIDevice struct {
-	Mapped     bool // DeviceID is a cluster mapping name, else a host PCI address
-	DeviceID   string
-	PrimaryGPU bool
-	PCIE       bool
-}
-
 // VMCloudInit is the cloud-init configuration, by table: the password is
 // not in it (it never reads back; the controller writes it apart).
 type VMCloudInit struct {
@@ -85,7 +77,7 @@ type VMSpec struct {
 	Config     map[string]any
 	Disks      map[string]VMDisk // device -> disk
 	NICs       []VMNIC           // net0, net1, ...
-	PCIDevices []VMPCIDevice     // hostpci0, ...
+	PCIDevices []map[string]any  // hostpci0, ...: options by key of QEMUPCIFields
 	CloudInit  *VMCloudInit
 	// AdditionalConfig are raw PVE keys the user manages directly.
 	AdditionalConfig map[string]string
@@ -96,8 +88,8 @@ type VMSpec struct {
 // managedKeys renders the keys of s compared verbatim (modulo formatting).
 func (s VMSpec) managedKeys() map[string]string {
 	k := encodeConfig(QEMUFields, s.Config)
-	for i, d := range s.PCIDevices {
-		k["hostpci"+strconv.Itoa(i)] = pciValue(d)
+	for i, opts := range s.PCIDevices {
+		k["hostpci"+strconv.Itoa(i)] = QEMUPCIFields.EncodeProps(opts)
 	}
 	if ci := s.CloudInit; ci != nil {
 		cloudInitKeys(ci, k)
@@ -106,22 +98,6 @@ func (s VMSpec) managedKeys() map[string]string {
 		k[key] = v
 	}
 	return k
-}
-
-func pciValue(d VMPCIDevice) string {
-	ps := PropString{values: map[string]string{}}
-	if d.Mapped {
-		ps.Set("mapping", d.DeviceID)
-	} else {
-		ps.Set("", d.DeviceID)
-	}
-	if d.PCIE {
-		ps.Set("pcie", "1")
-	}
-	if d.PrimaryGPU {
-		ps.Set("x-vga", "1")
-	}
-	return ps.String()
 }
 
 func cloudInitKeys(ci *VMCloudInit, k map[string]string) {

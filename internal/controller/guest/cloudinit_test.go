@@ -80,7 +80,7 @@ func TestCloudInitOfRequestBody(t *testing.T) {
 				"nameserver": "192.0.2.53 192.0.2.54", "ciupgrade": "0",
 				"ipconfig0": "ip=192.0.2.10/24,gw=192.0.2.1", "ipconfig1": "ip6=auto",
 				"ipconfig3": "ip=dhcp,ip6=2001:db8::10/64,gw6=2001:db8::1",
-				"cicustom": "user=local:snippets/user.yaml,vendor=cephfs:snippets/vendor.yaml",
+				"cicustom":  "user=local:snippets/user.yaml,vendor=cephfs:snippets/vendor.yaml",
 			},
 		},
 		"Nothing": {
