@@ -60,24 +60,6 @@ func qemuTable(key string) FieldTable {
 	return QEMUFields
 }
 
-// EncodeProps renders options by key of t (as the API holds them) as a
-// property string in the table's order, leaving out those unset; "" when
-// none is set. A Leading option is the value's default key, written bare.
-func (t FieldTable) EncodeProps(opts map[string]any) string {
-	ps := PropString{values: map[string]string{}}
-	for _, k := range t.keys() {
-		enc, ok := t.Encode(k, opts[k])
-		switch {
-		case !ok:
-		case t[k].Codec == Leading:
-			ps.Set("", enc)
-		default:
-			ps.Set(k, enc)
-		}
-	}
-	return ps.String()
-}
-
 // urlEncode renders lines the way PVE's sshkeys wants them: URL-encoded
 // with %20 for spaces (PVE rejects '+').
 func urlEncode(s string) string {

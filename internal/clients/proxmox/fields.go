@@ -216,6 +216,24 @@ func (t FieldTable) Encode(key string, v any) (string, bool) {
 	return enc, set
 }
 
+// EncodeProps renders options by key of t (as the API holds them) as a
+// property string in the table's order, leaving out those unset; "" when
+// none is set. A Leading option is the value's default key, written bare.
+func (t FieldTable) EncodeProps(opts map[string]any) string {
+	ps := PropString{values: map[string]string{}}
+	for _, k := range t.keys() {
+		enc, ok := t.Encode(k, opts[k])
+		switch {
+		case !ok:
+		case t[k].Codec == Leading:
+			ps.Set("", enc)
+		default:
+			ps.Set(k, enc)
+		}
+	}
+	return ps.String()
+}
+
 func (f Field) encode(v any) (string, bool) {
 	switch x := v.(type) {
 	case *int32:
