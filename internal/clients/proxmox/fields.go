@@ -28,6 +28,12 @@ const (
 	// compared in bytes with PVE's value in any unit (pve-common's
 	// parse_size: K, M, G, T or bytes).
 	Size
+	// URLLines is lines (sshkeys' public keys), written URL-encoded and
+	// compared line by line after decoding (qemu-server uri_unescapes it).
+	URLLines
+	// Props is a property string built from a sub-table's options
+	// (ipconfigN, cicustom), compared as a set of key=value pairs.
+	Props
 )
 
 // Apply is how PVE applies a change of a key to a guest.
@@ -77,6 +83,20 @@ func tableOf(fields ...Field) FieldTable {
 	return t
 }
 
+// row finds key's row: its own, or for an indexed key (ipconfig0) the
+// table's "[n]" row (ipconfig[n]), as PVE's schema names them.
+func (t FieldTable) row(key string) (Field, bool) {
+	if f, ok := t[key]; ok {
+		return f, true
+	}
+	base := strings.TrimRight(key, "0123456789")
+	if base == key || base == "" {
+		return Field{}, false
+	}
+	f, ok := t[base+"[n]"]
+	return f, ok
+}
+
 // keys lists the table's keys in the order its rows were written.
 func (t FieldTable) keys() []string {
 	keys := slices.Collect(maps.Keys(t))
@@ -102,10 +122,21 @@ var QEMUFields = tableOf(
 	Field{Key: "protection", Codec: Bool, Apply: Immediate, Default: "0"},
 	Field{Key: "tablet", Codec: Bool, Apply: Hotplug, Default: "1"},
 	Field{Key: "acpi", Codec: Bool, Apply: Reboot, Default: "1"},
-	// Cloud-init keys reach the guest when it boots with a new drive.
-	Field{Key: "ciupgrade", Codec: Bool, Apply: Reboot, Default: "1"},
-	Field{Key: "nameserver", Codec: List, Sep: " ", Apply: Reboot},
-	Field{Key: "searchdomain", Codec: Text, Apply: Reboot},
+	// One per passed-through PCI device; options by QEMUPCIFields. A
+	// device is not hotplugged (qemu-server's vmconfig_hotplug_pending
+	// leaves hostpciN pending).
+	Field{Key: "hostpci[n]", Codec: Props, Apply: Reboot},
+	// The cloud-init keys are QEMUCloudInitFields.
+)
+
+// QEMUPCIFields are the options of hostpciN the provider manages
+// (qemu-server's PCI.pm $hostpci_fmt), in the order a value lists them;
+// host is the value's default key, written bare.
+var QEMUPCIFields = tableOf(
+	Field{Key: "host", Codec: Leading, Apply: Reboot},
+	Field{Key: "mapping", Codec: Text, Apply: Reboot},
+	Field{Key: "pcie", Codec: Bool, Apply: Reboot, Default: "0"},
+	Field{Key: "x-vga", Codec: Bool, Apply: Reboot, Default: "0"},
 )
 
 // QEMUNICFields are the options of a QEMU guest's netN the provider manages
@@ -174,12 +205,33 @@ var LXCFields = tableOf(
 // pointer to one) as key's wire value. It reports false when v does not
 // manage the key: a nil pointer, an empty list, a non-pointer zero.
 func (t FieldTable) Encode(key string, v any) (string, bool) {
-	f := t[key]
+	f, _ := t.row(key)
 	enc, set := f.encode(v)
-	if set && f.Codec == Size {
+	switch {
+	case set && f.Codec == Size:
 		enc += "G"
+	case set && f.Codec == URLLines:
+		enc = urlEncode(enc)
 	}
 	return enc, set
+}
+
+// EncodeProps renders options by key of t (as the API holds them) as a
+// property string in the table's order, leaving out those unset; "" when
+// none is set. A Leading option is the value's default key, written bare.
+func (t FieldTable) EncodeProps(opts map[string]any) string {
+	ps := PropString{values: map[string]string{}}
+	for _, k := range t.keys() {
+		enc, ok := t.Encode(k, opts[k])
+		switch {
+		case !ok:
+		case t[k].Codec == Leading:
+			ps.Set("", enc)
+		default:
+			ps.Set(k, enc)
+		}
+	}
+	return ps.String()
 }
 
 func (f Field) encode(v any) (string, bool) {
@@ -221,6 +273,9 @@ func (f Field) encode(v any) (string, bool) {
 }
 
 func (f Field) separator() string {
+	if f.Codec == URLLines {
+		return "\n"
+	}
 	if f.Sep == "" {
 		return " "
 	}
@@ -228,9 +283,10 @@ func (f Field) separator() string {
 }
 
 // Decode reads key's wire value as an int64 (Number, a numeric Leading, a
-// Size of whole GiB), a bool (Bool), a []string (List) or a string.
+// Size of whole GiB), a bool (Bool), a []string (List, URLLines) or a
+// string.
 func (t FieldTable) Decode(key, have string) any {
-	f := t[key]
+	f, _ := t.row(key)
 	have = strings.TrimSpace(have)
 	switch f.Codec {
 	case Size:
@@ -244,13 +300,15 @@ func (t FieldTable) Decode(key, have string) any {
 		return boolText(have)
 	case List:
 		return listItems(have)
+	case URLLines:
+		return sshKeyLines(have)
 	case Leading:
 		lead := leadingValue(have)
 		if n, err := strconv.ParseInt(lead, 10, 64); err == nil {
 			return n
 		}
 		return lead
-	case Text: // returned as it is
+	case Text, Props: // returned as they are
 	}
 	return have
 }
@@ -259,7 +317,7 @@ func (t FieldTable) Decode(key, have string) any {
 // the config lacks the key, which then has the field's default) is what
 // want asks.
 func (t FieldTable) Same(key, want, have string, present bool) bool {
-	f, known := t[key]
+	f, known := t.row(key)
 	if !present {
 		if !known || f.Default == "" {
 			return false
@@ -285,6 +343,10 @@ func (t FieldTable) Same(key, want, have string, present bool) bool {
 		w, okW := sizeBytes(want)
 		h, okH := sizeBytes(have)
 		return okW && okH && w == h
+	case URLLines:
+		return slices.Equal(sshKeyLines(want), sshKeyLines(have))
+	case Props:
+		return sameProps(want, have)
 	case Text: // verbatim, compared above
 	}
 	return false
@@ -310,14 +372,14 @@ func (t FieldTable) Grows(key, want, have string) (grow, shrink bool) {
 // may wait for its next boot: every key but the Immediate ones (a key the
 // table does not know may).
 func (t FieldTable) WaitsForBoot(key string) bool {
-	f, ok := t[key]
+	f, ok := t.row(key)
 	return !ok || f.Apply != Immediate
 }
 
 // Importable reports whether an import describes key: not one fixed at
 // creation.
 func (t FieldTable) Importable(key string) bool {
-	f, ok := t[key]
+	f, ok := t.row(key)
 	return ok && f.Apply != Replaces
 }
 

@@ -3,6 +3,7 @@ package proxmox
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -16,7 +17,28 @@ type schemaProp struct {
 	Default    any                   `json:"default"`
 	DefaultKey any                   `json:"default_key"`
 	Format     json.RawMessage       `json:"format"`
+	Typetext   string                `json:"typetext"`
 	formatKeys map[string]schemaProp // Format when it is a property string's keys
+}
+
+// typetextKey is one option of a property string's typetext ("ip=<...>",
+// the default key "[host=]<...>").
+var typetextKey = regexp.MustCompile(`([a-z0-9-]+)=\]?<([^>]*)>`)
+
+// typetextKeys are the options a named format (pve-qm-ipconfig,
+// pve-qm-cicustom, pve-qm-hostpci: the schema dump does not expand it)
+// lists in its typetext: "<1|0>" a boolean, else a string, without a
+// default (the dump gives no more).
+func typetextKeys(p schemaProp) map[string]schemaProp {
+	keys := map[string]schemaProp{}
+	for _, m := range typetextKey.FindAllStringSubmatch(p.Typetext, -1) {
+		typ := "string"
+		if m[2] == "1|0" {
+			typ = "boolean"
+		}
+		keys[m[1]] = schemaProp{Type: typ}
+	}
+	return keys
 }
 
 type schemaTree struct {
@@ -49,7 +71,9 @@ func schemaConfigParams(t *testing.T, roots []schemaTree, path string) map[strin
 		t.Fatalf("PVE's schema has no PUT %s", path)
 	}
 	for k, p := range props {
-		_ = json.Unmarshal(p.Format, &p.formatKeys)
+		if json.Unmarshal(p.Format, &p.formatKeys) != nil {
+			p.formatKeys = typetextKeys(p)
+		}
 		props[k] = p
 	}
 	return props
@@ -98,6 +122,11 @@ func TestFieldDefaultsPVESchema(t *testing.T) {
 		"QEMUDiskFields":   {QEMUDiskFields, qemu["scsi[n]"].formatKeys},
 		"LXCVolumeFields":  {LXCVolumeFields, lxc["rootfs"].formatKeys},
 		"LXCFeatureFields": {LXCFeatureFields, lxc["features"].formatKeys},
+		// The cloud-init drive's keys and the options of two of them.
+		"QEMUCloudInitFields": {QEMUCloudInitFields, qemu},
+		"QEMUIPConfigFields":  {QEMUIPConfigFields, qemu["ipconfig[n]"].formatKeys},
+		"QEMUCICustomFields":  {QEMUCICustomFields, qemu["cicustom"].formatKeys},
+		"QEMUPCIFields":       {QEMUPCIFields, qemu["hostpci[n]"].formatKeys},
 	}
 	// cpu's schema names a format (pve-vm-cpu-conf) without its keys:
 	// qemu-server's CPUConfig.pm gives cputype's default, kvm64.
@@ -115,7 +144,7 @@ func TestFieldDefaultsPVESchema(t *testing.T) {
 				if diff := cmp.Diff(schemaDefault(p), f.Default); diff != "" {
 					t.Errorf("default of %s: -PVE's schema, +table:\n%s", key, diff)
 				}
-				if want := map[Codec]string{Number: "integer", Bool: "boolean", Size: "string"}[f.Codec]; want != "" && p.Type != want {
+				if want := map[Codec]string{Number: "integer", Bool: "boolean", Size: "string", URLLines: "string", Props: "string"}[f.Codec]; want != "" && p.Type != want {
 					t.Errorf("%s is a %s in PVE's schema, the table's codec wants %s", key, p.Type, want)
 				}
 			})

@@ -1,7 +1,6 @@
 package proxmox
 
 import (
-	"maps"
 	"regexp"
 	"strconv"
 	"strings"
@@ -17,11 +16,10 @@ var importedDiskKey = regexp.MustCompile(`^(scsi([0-9]|[12][0-9]|30)|virtio([0-9
 // keys of QEMUFields the guest sets, the NICs from net0 on without a gap
 // (model and the options of QEMUNICFields), and disks of whole GiB (not
 // CD-ROMs, cloud-init drives, or EFI and TPM state). PCI devices and
-// cloud-init are left out: they do not round-trip exactly, and what a spec
+// cloud-init (QEMUCloudInitFields, a table of its own) are left out: they do not round-trip exactly, and what a spec
 // leaves out is left alone.
 func ImportedSpec(cfg GuestConfig) VMSpec {
 	s := VMSpec{Config: importedConfig(QEMUFields, cfg)}
-	maps.DeleteFunc(s.Config, func(k string, _ any) bool { return IsCloudInitKey(k) })
 	for i := 0; ; i++ {
 		v, ok := cfg.Effective("net" + strconv.Itoa(i))
 		if !ok {

@@ -2,7 +2,7 @@ package proxmox
 
 import (
 	"fmt"
-	"net/url"
+	"maps"
 	"sort"
 	"strconv"
 	"strings"
@@ -42,33 +42,17 @@ func (n VMNIC) Bridge() string {
 	return b
 }
 
-// VMPCIDevice is a passed-through PCI device (hostpciN).
-type VMPCIDevice struct {
-	Mapped     bool // DeviceID is a cluster mapping name, else a host PCI address
-	DeviceID   string
-	PrimaryGPU bool
-	PCIE       bool
-}
-
-// VMIPConfig is the IP configuration of one interface (ipconfigN).
-type VMIPConfig struct {
-	IPv4, GatewayIPv4 string // "192.0.2.10/24" or "dhcp"
-	IPv6, GatewayIPv6 string // "2001:db8::10/64", "dhcp" or "auto"
-}
-
-// VMCloudInit is the cloud-init configuration (the password is separate:
-// it never reads back).
+// VMCloudInit is the cloud-init configuration, by table: the password is
+// not in it (it never reads back; the controller writes it apart).
 type VMCloudInit struct {
-	User            string
-	SSHKeys         []string
-	DNSDomain       string
-	DNSServers      []string
-	UpgradePackages *bool
-	IPConfigs       []VMIPConfig // index = interface
-	CustomUser      string
-	CustomMeta      string
-	CustomNetwork   string
-	CustomVendor    string
+	// Config are the keys by PVE key (QEMUCloudInitFields), as the API
+	// holds them; Encode drops those left unset.
+	Config map[string]any
+	// IPConfigs are each interface's ipconfigN (index = interface), options
+	// by key of QEMUIPConfigFields.
+	IPConfigs []map[string]any
+	// Custom are cicustom's snippet volumes by key of QEMUCICustomFields.
+	Custom map[string]any
 }
 
 // CustomVolumes are the snippet volumes cicustom names, in its key order.
@@ -77,8 +61,8 @@ func (ci *VMCloudInit) CustomVolumes() []string {
 		return nil
 	}
 	var out []string
-	for _, v := range []string{ci.CustomUser, ci.CustomMeta, ci.CustomNetwork, ci.CustomVendor} {
-		if v != "" {
+	for _, k := range QEMUCICustomFields.keys() {
+		if v, ok := QEMUCICustomFields.Encode(k, ci.Custom[k]); ok {
 			out = append(out, v)
 		}
 	}
@@ -93,7 +77,7 @@ type VMSpec struct {
 	Config     map[string]any
 	Disks      map[string]VMDisk // device -> disk
 	NICs       []VMNIC           // net0, net1, ...
-	PCIDevices []VMPCIDevice     // hostpci0, ...
+	PCIDevices []map[string]any  // hostpci0, ...: options by key of QEMUPCIFields
 	CloudInit  *VMCloudInit
 	// AdditionalConfig are raw PVE keys the user manages directly.
 	AdditionalConfig map[string]string
@@ -104,8 +88,8 @@ type VMSpec struct {
 // managedKeys renders the keys of s compared verbatim (modulo formatting).
 func (s VMSpec) managedKeys() map[string]string {
 	k := encodeConfig(QEMUFields, s.Config)
-	for i, d := range s.PCIDevices {
-		k["hostpci"+strconv.Itoa(i)] = pciValue(d)
+	for i, opts := range s.PCIDevices {
+		k["hostpci"+strconv.Itoa(i)] = QEMUPCIFields.EncodeProps(opts)
 	}
 	if ci := s.CloudInit; ci != nil {
 		cloudInitKeys(ci, k)
@@ -116,64 +100,12 @@ func (s VMSpec) managedKeys() map[string]string {
 	return k
 }
 
-func pciValue(d VMPCIDevice) string {
-	ps := PropString{values: map[string]string{}}
-	if d.Mapped {
-		ps.Set("mapping", d.DeviceID)
-	} else {
-		ps.Set("", d.DeviceID)
-	}
-	if d.PCIE {
-		ps.Set("pcie", "1")
-	}
-	if d.PrimaryGPU {
-		ps.Set("x-vga", "1")
-	}
-	return ps.String()
-}
-
 func cloudInitKeys(ci *VMCloudInit, k map[string]string) {
-	setNonEmpty(k, "ciuser", ci.User)
-	if len(ci.SSHKeys) > 0 {
-		k["sshkeys"] = EncodeSSHKeys(ci.SSHKeys)
+	maps.Copy(k, encodeConfig(QEMUCloudInitFields, ci.Config))
+	for i, opts := range ci.IPConfigs {
+		setNonEmpty(k, "ipconfig"+strconv.Itoa(i), QEMUIPConfigFields.EncodeProps(opts))
 	}
-	setNonEmpty(k, "searchdomain", ci.DNSDomain)
-	if len(ci.DNSServers) > 0 {
-		k["nameserver"] = strings.Join(ci.DNSServers, " ")
-	}
-	if ci.UpgradePackages != nil {
-		k["ciupgrade"] = pveBool(*ci.UpgradePackages)
-	}
-	for i, ip := range ci.IPConfigs {
-		if v := ipConfigValue(ip); v != "" {
-			k["ipconfig"+strconv.Itoa(i)] = v
-		}
-	}
-	ps := PropString{values: map[string]string{}}
-	for _, kv := range [][2]string{{"user", ci.CustomUser}, {"meta", ci.CustomMeta}, {"network", ci.CustomNetwork}, {"vendor", ci.CustomVendor}} {
-		if kv[1] != "" {
-			ps.Set(kv[0], kv[1])
-		}
-	}
-	if len(ps.keys) > 0 {
-		k["cicustom"] = ps.String()
-	}
-}
-
-func ipConfigValue(ip VMIPConfig) string {
-	ps := PropString{values: map[string]string{}}
-	for _, kv := range [][2]string{{"ip", ip.IPv4}, {"gw", ip.GatewayIPv4}, {"ip6", ip.IPv6}, {"gw6", ip.GatewayIPv6}} {
-		if kv[1] != "" {
-			ps.Set(kv[0], kv[1])
-		}
-	}
-	return ps.String()
-}
-
-// EncodeSSHKeys renders public keys the way PVE's sshkeys wants them: one
-// per line, URL-encoded with %20 for spaces (PVE rejects '+').
-func EncodeSSHKeys(keys []string) string {
-	return strings.ReplaceAll(url.QueryEscape(strings.Join(keys, "\n")), "+", "%20")
+	setNonEmpty(k, "cicustom", QEMUCICustomFields.EncodeProps(ci.Custom))
 }
 
 func setNonEmpty(m map[string]string, k, v string) {
@@ -263,15 +195,6 @@ func (p VMPlan) Empty() bool {
 	return len(p.Set) == 0 && len(p.NewDisks) == 0 && len(p.Resizes) == 0
 }
 
-// IsCloudInitKey reports whether a config key lives on the cloud-init drive.
-func IsCloudInitKey(k string) bool {
-	switch k {
-	case "ciuser", "cipassword", "sshkeys", "searchdomain", "nameserver", "ciupgrade", "cicustom", "citype":
-		return true
-	}
-	return strings.HasPrefix(k, "ipconfig")
-}
-
 // Diff compares s with a guest's configuration (the values it will have
 // after the next boot, so a change PVE already holds pending is not sent
 // again). Only what s sets is compared.
@@ -281,7 +204,7 @@ func Diff(s VMSpec, cfg GuestConfig) VMPlan {
 	for _, k := range sortedKeys(keys) {
 		// An absent key has PVE's default, which may be what the spec asks.
 		have, present := cfg.Effective(k)
-		if sameValue(QEMUFields, k, keys[k], have, present) {
+		if sameValue(qemuTable(k), k, keys[k], have, present) {
 			continue
 		}
 		p.Set[k] = keys[k]
@@ -414,7 +337,7 @@ func nicValueInto(ps *PropString, want VMNIC, have PropString, model, mac, model
 // false when the config lacks key), by the key's codec and PVE's default
 // when table knows it, else as property strings.
 func sameValue(t FieldTable, key, want, have string, present bool) bool {
-	if _, known := t[key]; known {
+	if _, known := t.row(key); known {
 		return t.Same(key, want, have, present)
 	}
 	want, have = strings.TrimSpace(want), strings.TrimSpace(have)
@@ -424,23 +347,7 @@ func sameValue(t FieldTable, key, want, have string, present bool) bool {
 	if !present {
 		return false
 	}
-	if key == "sshkeys" {
-		return normaliseKeys(want) == normaliseKeys(have)
-	}
 	return sameProps(want, have)
-}
-
-func normaliseKeys(s string) string {
-	if d, err := url.PathUnescape(s); err == nil {
-		s = d
-	}
-	var lines []string
-	for _, l := range strings.Split(s, "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			lines = append(lines, l)
-		}
-	}
-	return strings.Join(lines, "\n")
 }
 
 // sameProps compares two property strings as sets of key=value pairs.

@@ -30,14 +30,14 @@ func TestDiff(t *testing.T) {
 			wantSet: map[string]string{}, wantNew: map[string]string{},
 		},
 		"absent booleans read as PVE's defaults": {
-			spec: VMSpec{CloudInit: &VMCloudInit{User: "debian", UpgradePackages: ptrTo(true)}},
+			spec: VMSpec{CloudInit: &VMCloudInit{Config: map[string]any{"ciuser": "debian", "ciupgrade": ptrTo(true)}}},
 			cfg:  cfgOf(map[string]string{"ciuser": "debian"}),
 			// qemu-server's schema: ciupgrade defaults to 1, so a config
 			// without it already upgrades packages.
 			wantSet: map[string]string{}, wantNew: map[string]string{},
 		},
 		"absent ciupgrade is not false": {
-			spec:    VMSpec{CloudInit: &VMCloudInit{User: "debian", UpgradePackages: ptrTo(false)}},
+			spec:    VMSpec{CloudInit: &VMCloudInit{Config: map[string]any{"ciuser": "debian", "ciupgrade": ptrTo(false)}}},
 			cfg:     cfgOf(map[string]string{"ciuser": "debian"}),
 			wantSet: map[string]string{"ciupgrade": "0"}, wantNew: map[string]string{},
 		},
@@ -94,7 +94,7 @@ func TestDiff(t *testing.T) {
 			wantSet: map[string]string{}, wantNew: map[string]string{},
 		},
 		"memory as property string, sshkeys encoded": {
-			spec:    VMSpec{Config: map[string]any{"memory": int64(2048)}, CloudInit: &VMCloudInit{SSHKeys: []string{"ssh-ed25519 AAAA me@x"}}},
+			spec:    VMSpec{Config: map[string]any{"memory": int64(2048)}, CloudInit: &VMCloudInit{Config: map[string]any{"sshkeys": []string{"ssh-ed25519 AAAA me@x"}}}},
 			cfg:     cfgOf(map[string]string{"memory": "current=2048", "sshkeys": "ssh-ed25519%20AAAA%20me%40x"}),
 			wantSet: map[string]string{}, wantNew: map[string]string{},
 		},
@@ -123,7 +123,7 @@ func TestCreateParams(t *testing.T) {
 	s := VMSpec{Config: map[string]any{"name": "vm", "cores": int32(2), "sockets": int32(1), "memory": int64(4096)},
 		Disks:     map[string]VMDisk{"scsi0": {Storage: "local-lvm", SizeGB: 60}},
 		NICs:      []VMNIC{{Model: "virtio", Options: map[string]any{"bridge": "vmbr0"}}},
-		CloudInit: &VMCloudInit{User: "ubuntu", UpgradePackages: &up, IPConfigs: []VMIPConfig{{IPv4: "dhcp"}}}}
+		CloudInit: &VMCloudInit{Config: map[string]any{"ciuser": "ubuntu", "ciupgrade": &up}, IPConfigs: []map[string]any{{"ip": "dhcp"}}}}
 	p := s.CreateParams("notes")
 	want := map[string]string{"name": "vm", "cores": "2", "sockets": "1", "memory": "4096", "scsi0": "local-lvm:60",
 		"net0": "virtio,bridge=vmbr0", "ciuser": "ubuntu", "ciupgrade": "1", "ipconfig0": "ip=dhcp", "ide2": "local-lvm:cloudinit",

@@ -39,34 +39,69 @@ type CloudInitPassword struct {
 	Version v1alpha1.CloudInitPasswordApplied
 }
 
+// The cloudInitConfig's field tables: each row maps an API field to the
+// PVE key pve.QEMUCloudInitFields (or its sub-tables) knows the codec and
+// apply mode of. The password has no row: it never reads back, and comes
+// from a Secret (see CloudInitPasswordOf).
+var (
+	// CloudInitFields are the keys of the cloudInitConfig itself.
+	CloudInitFields = Fields{
+		{Path: "user", Key: "ciuser"},
+		{Path: "sshKeys", Key: "sshkeys"},
+		{Path: "dnsDomain", Key: "searchdomain"},
+		{Path: "dnsServers", Key: "nameserver"},
+		{Path: "upgradePackages", Key: "ciupgrade"},
+	}
+	// IPConfigFields are the options of one ipConfigs entry (ipconfigN).
+	IPConfigFields = Fields{
+		{Path: "ipv4.address", Key: "ip"},
+		{Path: "ipv4.gateway", Key: "gw"},
+		{Path: "ipv6.address", Key: "ip6"},
+		{Path: "ipv6.gateway", Key: "gw6"},
+	}
+	// LegacyIPConfigFields are those of the single ipConfig (ipconfig0);
+	// its ip and cidr make one option (see CloudInitOf).
+	LegacyIPConfigFields = Fields{
+		{Path: "gateway", Key: "gw"},
+		{Path: "ipv6", Key: "ip6"},
+		{Path: "gatewayIPv6", Key: "gw6"},
+	}
+	// CustomFields are the snippets of custom (cicustom), each a volume ID
+	// or a file kubemox reads from SnippetStorage.
+	CustomFields = Fields{
+		{Path: "userData", Key: "user"},
+		{Path: "metaData", Key: "meta"},
+		{Path: "networkData", Key: "network"},
+		{Path: "vendorData", Key: "vendor"},
+	}
+)
+
 // CloudInitOf is a cloudInitConfig in the client layer's terms (the
 // password apart: see CloudInitPasswordOf).
 func CloudInitOf(ci *v1alpha1.CloudInitConfig) *pve.VMCloudInit {
+	out := &pve.VMCloudInit{Config: CloudInitFields.Values(ci)}
+	// Written even when unset, as kubemox does: its default is PVE's.
 	up := ci.UpgradesPackages()
-	out := &pve.VMCloudInit{
-		User: ci.User, SSHKeys: ci.SSHKeys, DNSDomain: ci.DNSDomain, DNSServers: ci.DNSServers,
-		UpgradePackages: &up,
-	}
+	out.Config["ciupgrade"] = &up
 	if ip := ci.IPConfig; ip != nil {
+		opts := LegacyIPConfigFields.Values(ip)
 		v4 := ip.IP
 		if v4 != "" && v4 != "dhcp" && ip.CIDR != "" {
 			v4 += "/" + ip.CIDR
 		}
-		out.IPConfigs = append(out.IPConfigs, pve.VMIPConfig{IPv4: v4, GatewayIPv4: ip.Gateway, IPv6: ip.IPv6, GatewayIPv6: ip.GatewayIPv6})
+		opts["ip"] = v4
+		out.IPConfigs = append(out.IPConfigs, opts)
 	}
-	for _, nic := range ci.IPConfigs {
-		var c pve.VMIPConfig
-		if nic.IPv4 != nil {
-			c.IPv4, c.GatewayIPv4 = nic.IPv4.Address, nic.IPv4.Gateway
-		}
-		if nic.IPv6 != nil {
-			c.IPv6, c.GatewayIPv6 = nic.IPv6.Address, nic.IPv6.Gateway
-		}
-		out.IPConfigs = append(out.IPConfigs, c)
+	for i := range ci.IPConfigs {
+		out.IPConfigs = append(out.IPConfigs, IPConfigFields.Values(&ci.IPConfigs[i]))
 	}
 	if c := ci.Custom; c != nil {
-		out.CustomUser, out.CustomMeta = SnippetVolume(c.UserData), SnippetVolume(c.MetaData)
-		out.CustomNetwork, out.CustomVendor = SnippetVolume(c.NetworkData), SnippetVolume(c.VendorData)
+		out.Custom = CustomFields.Values(c)
+		for k, v := range out.Custom {
+			if name, ok := v.(string); ok {
+				out.Custom[k] = SnippetVolume(name)
+			}
+		}
 	}
 	return out
 }

@@ -22,7 +22,8 @@ import (
 )
 
 // Field maps one API field, by its JSON name in the struct a table reads
-// (fields of inlined structs included), to a Proxmox VE configuration key;
+// (fields of inlined structs included; a dotted path "ipv4.address" reads
+// through a struct pointer, and finds nothing while it is nil), to a Proxmox VE configuration key;
 // the client's field table (pve.QEMUFields, pve.LXCFields, ...) knows the
 // key's codec, default and how a change applies.
 type Field struct {
@@ -95,6 +96,16 @@ func (fs Fields) LateInit(obj any, values map[string]any) bool {
 // fieldByJSON finds the field of struct s whose JSON name is name, looking
 // into inlined (embedded) structs.
 func fieldByJSON(s reflect.Value, name string) (reflect.Value, bool) {
+	if head, rest, dotted := strings.Cut(name, "."); dotted {
+		v, ok := fieldByJSON(s, head)
+		if ok && v.Kind() == reflect.Pointer {
+			v = v.Elem()
+		}
+		if !ok || !v.IsValid() {
+			return reflect.Value{}, false
+		}
+		return fieldByJSON(v, rest)
+	}
 	if s.Kind() != reflect.Struct {
 		return reflect.Value{}, false
 	}

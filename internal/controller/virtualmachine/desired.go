@@ -122,6 +122,12 @@ var (
 		{Path: "macaddr", Key: "macaddr"},
 		{Path: "mtu", Key: "mtu"},
 	}
+	// PCIFields are the options of each passed-through PCI device
+	// (hostpciN) but its ID, whose key its type picks (see pciOptions).
+	PCIFields = guest.Fields{
+		{Path: "pcie", Key: "pcie"},
+		{Path: "primaryGPU", Key: "x-vga"},
+	}
 )
 
 func hardwareInto(s *pve.VMSpec, hw *v1alpha1.VirtualMachineHardware) {
@@ -135,11 +141,22 @@ func hardwareInto(s *pve.VMSpec, hw *v1alpha1.VirtualMachineHardware) {
 	for i := range hw.Network {
 		s.NICs = append(s.NICs, pve.VMNIC{Model: hw.Network[i].Model, Options: NetworkFields.Values(&hw.Network[i])})
 	}
-	for _, p := range hw.PCIDevices {
-		s.PCIDevices = append(s.PCIDevices, pve.VMPCIDevice{
-			Mapped: p.Type == v1alpha1.PCIDeviceTypeMapped, DeviceID: p.DeviceID, PrimaryGPU: p.PrimaryGPU, PCIE: p.PCIE,
-		})
+	for i := range hw.PCIDevices {
+		s.PCIDevices = append(s.PCIDevices, pciOptions(&hw.PCIDevices[i]))
 	}
+}
+
+// pciOptions are a PCI device's hostpciN options: its rows, and the device
+// ID under the key its type names (a mapping's name, or the host address
+// that is the value's default key).
+func pciOptions(p *v1alpha1.PCIDevice) map[string]any {
+	opts := PCIFields.Values(p)
+	idKey := "host"
+	if p.Type == v1alpha1.PCIDeviceTypeMapped {
+		idKey = "mapping"
+	}
+	opts[idKey] = p.DeviceID
+	return opts
 }
 
 // Imported fills spec (its own fields and vmSpec) with what describes a
