@@ -1,0 +1,128 @@
+/*
+Copyright 2026 The provider-proxmox Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
+	"github.com/kubemox/provider-proxmox/internal/provider/providertest"
+	"github.com/kubemox/provider-proxmox/internal/pvesim"
+)
+
+// TestConnectionAllowsOneNamespace gives a team its own connection allowing
+// only the team's namespace: the team's VirtualMachine becomes Ready through
+// it, while another namespace's VirtualMachine, and a VirtualMachineSnapshot
+// in vmid form aimed at a guest, are refused with Synced=False naming the
+// namespace and the connection, and the simulator receives no request for
+// either of them.
+func TestConnectionAllowsOneNamespace(t *testing.T) {
+	hs := require(t)
+	ctx := context.Background()
+	allowed, other := hs.namespace(t), hs.namespace(t)
+	const (
+		conn   = "team-a"
+		token  = "team-a@pve!crossplane"
+		secret = "team-a-secret"
+	)
+	hs.Sim.AddToken(token, secret)
+	if err := hs.CreateTokenConnection(ctx, conn, token, credNS, "team-a-credentials", secret); err != nil {
+		t.Fatal(err)
+	}
+	pc := &v1alpha1.ProxmoxConnection{}
+	if err := hs.Kube.Get(ctx, types.NamespacedName{Name: conn}, pc); err != nil {
+		t.Fatal(err)
+	}
+	pc.Spec.AllowedNamespaces = &v1alpha1.AllowedNamespaces{Names: []string{allowed}}
+	if err := hs.Kube.Update(ctx, pc); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = hs.Kube.Delete(context.Background(), pc) })
+	if err := hs.WaitConnectionReady(ctx, conn, wait); err != nil {
+		t.Fatal(err)
+	}
+
+	// The allowed namespace's VM works through the connection.
+	spec := cloneSpec("team-a-vm")
+	spec.ConnectionRef = &v1alpha1.ConnectionReference{Name: conn}
+	mine := hs.create(t, &v1alpha1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Namespace: allowed, Name: "team-a-vm"}, Spec: spec})
+	hs.waitReady(t, allowed, mine.Name)
+	hs.delete(t, mine)
+	hs.waitGone(t, allowed, mine.Name)
+
+	// A guest of team A's another namespace aims at by VMID.
+	victim := providertest.FreeVMID(t, hs.Sim, 700)
+	if err := hs.Sim.AddGuest(pvesim.GuestSeed{Node: node, VMID: victim, Config: map[string]string{"name": "team-a-db"}}); err != nil {
+		t.Fatal(err)
+	}
+	fp := pvesim.CredentialFingerprint(secret)
+	since := time.Now()
+
+	spec = cloneSpec("intruder")
+	spec.ConnectionRef = &v1alpha1.ConnectionReference{Name: conn}
+	hs.create(t, &v1alpha1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Namespace: other, Name: "intruder"}, Spec: spec})
+	snap := &v1alpha1.VirtualMachineSnapshot{ObjectMeta: metav1.ObjectMeta{Namespace: other, Name: "grab"}, Spec: v1alpha1.VirtualMachineSnapshotSpec{
+		ResourceSpec: v1alpha1.ResourceSpec{ConnectionRef: &v1alpha1.ConnectionReference{Name: conn}},
+		VMID:         ptr.To(int32(victim)), NodeName: node,
+	}}
+	if err := hs.Kube.Create(ctx, snap); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("namespace %q may not use ProxmoxConnection %q", other, conn)
+	refused := func(c interface {
+		GetCondition(xpv2.ConditionType) xpv2.Condition
+	}) bool {
+		s := c.GetCondition(xpv2.TypeSynced)
+		return s.Status == corev1.ConditionFalse && strings.Contains(s.Message, want)
+	}
+	hs.waitVM(t, other, "intruder", "refused (Synced=False naming the namespace and connection)", func(vm *v1alpha1.VirtualMachine) bool { return refused(vm) })
+	hs.WaitFor(t, snap, "refused (Synced=False naming the namespace and connection)", wait, func() bool { return refused(snap) })
+
+	// Let both retry at least once more before looking at what reached PVE.
+	time.Sleep(3 * time.Second)
+	for _, r := range hs.Sim.RequestLog() {
+		if r.Time.Before(since) || r.Fingerprint != fp {
+			continue
+		}
+		// The connection's own check (GET /version) is all that may use
+		// team A's token meanwhile.
+		if r.Path != "/version" {
+			t.Errorf("a request reached Proxmox VE with team A's token after only refused resources used it: %s %s", r.Method, r.Path)
+		}
+	}
+	g, ok := hs.Sim.Guest(victim)
+	if !ok {
+		t.Fatalf("guest %d is gone", victim)
+	}
+	if len(g.Snapshots) != 0 {
+		t.Errorf("the refused snapshot reached guest %d: snapshots %v", victim, g.Snapshots)
+	}
+	if n := len(providertest.MarkedGuests(hs.Sim, other, "intruder")); n != 0 {
+		t.Errorf("the refused VirtualMachine has %d guests, want none", n)
+	}
+}
