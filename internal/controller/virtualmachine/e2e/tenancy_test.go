@@ -19,6 +19,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -27,7 +28,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
@@ -58,8 +61,9 @@ func TestConnectionAllowsOneNamespace(t *testing.T) {
 	if err := hs.Kube.Get(ctx, types.NamespacedName{Name: conn}, pc); err != nil {
 		t.Fatal(err)
 	}
+	base := pc.DeepCopy()
 	pc.Spec.AllowedNamespaces = &v1alpha1.AllowedNamespaces{Names: []string{allowed}}
-	if err := hs.Kube.Update(ctx, pc); err != nil {
+	if err := hs.Kube.Patch(ctx, pc, client.MergeFrom(base)); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = hs.Kube.Delete(context.Background(), pc) })
@@ -125,4 +129,53 @@ func TestConnectionAllowsOneNamespace(t *testing.T) {
 	if n := len(providertest.MarkedGuests(hs.Sim, other, "intruder")); n != 0 {
 		t.Errorf("the refused VirtualMachine has %d guests, want none", n)
 	}
+}
+
+// TestExternalNameCannotTakeAnotherNamespacesGuest points a VirtualMachine
+// in one namespace, by external name, at the guest of a VirtualMachine in
+// another namespace: its marker names the other resource, so the newcomer
+// is refused (Synced=False, ErrForeignMarker's message) and the guest keeps
+// its owner's configuration and marker, even with a spec that differs.
+func TestExternalNameCannotTakeAnotherNamespacesGuest(t *testing.T) {
+	hs := require(t)
+	owner, intruder := hs.namespace(t), hs.namespace(t)
+	vm := hs.create(t, &v1alpha1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Namespace: owner, Name: "db"}, Spec: cloneSpec("db")})
+	vm = hs.waitReady(t, owner, vm.Name)
+	vmid := providertest.VMIDOf(t, vm)
+	before, ok := hs.Sim.Guest(vmid)
+	if !ok {
+		t.Fatalf("guest %d of %s/db is missing", vmid, owner)
+	}
+
+	spec := cloneSpec("db")
+	spec.Template.Cores = 8
+	spec.Template.Memory = 8192
+	take := &v1alpha1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{
+		Namespace: intruder, Name: "db",
+		Annotations: map[string]string{meta.AnnotationKeyExternalName: strconv.Itoa(vmid)},
+	}, Spec: spec}
+	hs.create(t, take)
+	want := fmt.Sprintf("%d does not carry this resource's marker", vmid)
+	hs.waitVM(t, intruder, "db", "refused (Synced=False: foreign marker)", func(vm *v1alpha1.VirtualMachine) bool {
+		s := vm.GetCondition(xpv2.TypeSynced)
+		return s.Status == corev1.ConditionFalse && strings.Contains(s.Message, want)
+	})
+	// Past the intruder's next reconciles: nothing of its spec arrives.
+	time.Sleep(3 * time.Second)
+	after, _ := hs.Sim.Guest(vmid)
+	for _, key := range []string{"cores", "memory", "description"} {
+		if after.Config[key] != before.Config[key] || after.Pending[key] != "" {
+			t.Errorf("guest %d's %s changed from %q to %q (pending %q): the intruder acted on it", vmid, key, before.Config[key], after.Config[key], after.Pending[key])
+		}
+	}
+
+	// Deleting the intruder leaves the guest to its owner.
+	hs.delete(t, take)
+	hs.waitGone(t, intruder, "db")
+	if _, ok := hs.Sim.Guest(vmid); !ok {
+		t.Fatalf("deleting %s/db deleted %s/db's guest %d", intruder, owner, vmid)
+	}
+	hs.waitReady(t, owner, "db")
+	hs.delete(t, vm)
+	hs.waitGone(t, owner, "db")
 }
