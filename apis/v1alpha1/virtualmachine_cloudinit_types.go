@@ -170,4 +170,3 @@ type CloudInitConfig struct {
 	// +optional
 	Custom *CloudInitCustom `json:"custom,omitempty"`
 }
-

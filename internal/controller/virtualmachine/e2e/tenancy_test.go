@@ -80,7 +80,8 @@ func TestConnectionAllowsOneNamespace(t *testing.T) {
 	hs.waitGone(t, allowed, mine.Name)
 
 	// A guest of team A's another namespace aims at by VMID.
-	victim := providertest.FreeVMID(t, hs.Sim, 700)
+	victim := providertest.FreeVMID(t, hs.Sim, 780)
+	victimID := int32(victim) //nolint:gosec // VMIDs are below 1e9
 	if err := hs.Sim.AddGuest(pvesim.GuestSeed{Node: node, VMID: victim, Config: map[string]string{"name": "team-a-db"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +93,7 @@ func TestConnectionAllowsOneNamespace(t *testing.T) {
 	hs.create(t, &v1alpha1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Namespace: other, Name: "intruder"}, Spec: spec})
 	snap := &v1alpha1.VirtualMachineSnapshot{ObjectMeta: metav1.ObjectMeta{Namespace: other, Name: "grab"}, Spec: v1alpha1.VirtualMachineSnapshotSpec{
 		ResourceSpec: v1alpha1.ResourceSpec{ConnectionRef: &v1alpha1.ConnectionReference{Name: conn}},
-		VMID:         ptr.To(int32(victim)), NodeName: node,
+		VMID:         ptr.To(victimID), NodeName: node,
 	}}
 	if err := hs.Kube.Create(ctx, snap); err != nil {
 		t.Fatal(err)
