@@ -153,6 +153,11 @@ type ProxmoxConnectionSpec struct {
 	// management cluster are adopted.
 	// +optional
 	Adoption *AdoptionPolicy `json:"adoption,omitempty"`
+
+	// AllowedNamespaces limits which namespaces' resources may use this
+	// connection. Unset: resources of every namespace may.
+	// +optional
+	AllowedNamespaces *AllowedNamespaces `json:"allowedNamespaces,omitempty"`
 }
 
 // SecretRefs lists every Secret key this connection reads, in a stable order

@@ -268,6 +268,26 @@ func proxmoxConnectionCases() map[string]admissionCase {
   password: x
   maxConcurrentRequests: 65
 `), wantErr: []string{"spec.maxConcurrentRequests", "less than or equal to 64"}},
+		"AllowedNamespacesNamesAndSelector": {manifest: pxc(`
+  endpoint: pve.example.com
+  username: root@pam
+  password: x
+  allowedNamespaces:
+    names: [team-a]
+    selector: {matchLabels: {team: a}}
+`)},
+		"AllowedNamespacesEmpty": {manifest: pxc(`
+  endpoint: pve.example.com
+  username: root@pam
+  password: x
+  allowedNamespaces: {}
+`), wantErr: []string{"spec.allowedNamespaces", "allowedNamespaces needs names or selector"}},
+		"AllowedNamespacesBadName": {manifest: pxc(`
+  endpoint: pve.example.com
+  username: root@pam
+  password: x
+  allowedNamespaces: {names: [Team_A]}
+`), wantErr: []string{"spec.allowedNamespaces.names[0]", "should match"}},
 	}
 }
 

@@ -34,7 +34,7 @@ func TestForbiddenNamesThePrivilege(t *testing.T) {
 	if !ok {
 		t.Fatalf("newExternal's client is a %T, want the simulator's *pve.Client", e.cl)
 	}
-	conn := &connector{usage: guesttest.NoUsage{}, clients: guesttest.DefaultConnection(cl), record: event.NewNopRecorder()}
+	conn := &connector{kube: guesttest.FakeKube(t), usage: guesttest.NoUsage{}, clients: guesttest.DefaultConnection(cl), record: event.NewNopRecorder()}
 	crt, key := pair(t)
 	cr := inlineCC(crt, key, false)
 	ext, err := conn.Connect(context.Background(), cr)

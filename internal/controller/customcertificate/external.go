@@ -71,7 +71,7 @@ type connector struct {
 
 // Connect implements managed.TypedExternalConnector.
 func (c *connector) Connect(ctx context.Context, cr *v1alpha1.CustomCertificate) (managed.TypedExternalClient[*v1alpha1.CustomCertificate], error) {
-	cl, connection, err := guest.Connect(ctx, c.kube, c.usage, c.clients, cr)
+	cl, connection, err := guest.Connect(ctx, guest.Readers{Kube: c.kube, Fresh: c.fresh}, c.usage, c.clients, cr)
 	if err != nil {
 		return nil, err
 	}

@@ -43,26 +43,43 @@ type UsageTracker interface {
 // Connect records that mg uses its ProxmoxConnection (so the connection is
 // not deleted under it), then returns the connection's name and its current
 // Proxmox client from the cache (the ProxmoxConnection controller keeps it
-// up to date with the credential). When the cache has no client, kube says
-// whether the connection exists at all: a missing one is named, with why
-// mg uses it, wrapping ErrConnectionNotFound.
-func Connect(ctx context.Context, kube client.Reader, usage UsageTracker, clients *pve.Cache, mg resource.ModernManaged) (*pve.Client, string, error) {
+// up to date with the credential). A namespace the connection does not
+// allow is refused first, wrapping ErrNamespaceNotAllowed, with no usage
+// recorded. When the cache has no client, r says whether the connection
+// exists at all: a missing one is named, with why mg uses it, wrapping
+// ErrConnectionNotFound.
+func Connect(ctx context.Context, r Readers, usage UsageTracker, clients *pve.Cache, mg resource.ModernManaged) (*pve.Client, string, error) {
+	name := mg.GetProviderConfigReference().Name
+	if err := admit(ctx, r, mg.GetNamespace(), name); err != nil {
+		return nil, "", err
+	}
 	if err := usage.Track(ctx, mg); err != nil {
 		return nil, "", errors.Wrap(err, "cannot track ProxmoxConnection usage")
 	}
-	name := mg.GetProviderConfigReference().Name
-	cl, err := ClientOf(ctx, kube, clients, mg, name)
+	cl, err := cached(ctx, r.Kube, clients, mg, name)
 	if err != nil {
 		return nil, "", errors.Wrap(err, "cannot get a Proxmox VE client")
 	}
 	return cl, name, nil
 }
 
-// ClientOf returns connection's current client from clients, for o. When
-// there is none, kube says whether the connection exists at all: a missing
-// one is named, with why o uses it, wrapping ErrConnectionNotFound;
-// otherwise the cache's pve.ErrNotReady is returned.
-func ClientOf(ctx context.Context, kube client.Reader, clients *pve.Cache, o runtime.Object, connection string) (*pve.Client, error) {
+// ClientOf returns connection's current client from clients, for o: the
+// one path by which every kind that does not go through Connect reaches
+// Proxmox VE. A namespace the connection does not allow is refused,
+// wrapping ErrNamespaceNotAllowed. When there is no client, r says whether
+// the connection exists at all: a missing one is named, with why o uses it,
+// wrapping ErrConnectionNotFound; otherwise the cache's pve.ErrNotReady is
+// returned.
+func ClientOf(ctx context.Context, r Readers, clients *pve.Cache, o client.Object, connection string) (*pve.Client, error) {
+	if err := admit(ctx, r, o.GetNamespace(), connection); err != nil {
+		return nil, err
+	}
+	return cached(ctx, r.Kube, clients, o, connection)
+}
+
+// cached returns connection's client from clients, naming a connection
+// that does not exist (see ClientOf).
+func cached(ctx context.Context, kube client.Reader, clients *pve.Cache, o runtime.Object, connection string) (*pve.Client, error) {
 	cl, err := clients.Get(connection)
 	if !errors.Is(err, pve.ErrNotReady) {
 		return cl, err

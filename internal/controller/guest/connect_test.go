@@ -71,7 +71,7 @@ func TestConnectNamesAMissingConnection(t *testing.T) {
 			}
 			cr := &v1alpha1.StorageDownloadURL{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "img"}}
 			cr.Spec.ResourceSpec = tc.spec
-			_, _, err := guest.Connect(context.Background(), kube, guesttest.NoUsage{}, pve.NewCache(), cr)
+			_, _, err := guest.Connect(context.Background(), guest.Readers{Kube: kube, Fresh: kube}, guesttest.NoUsage{}, pve.NewCache(), cr)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("%s\nConnect: got %v, want an error containing %s", tc.reason, err, tc.want)
 			}

@@ -37,6 +37,8 @@ import (
 // its per-resource throttles).
 type Deps struct {
 	Kube client.Client
+	// Fresh reads straight from the API server (see Readers).
+	Fresh client.Reader
 	// Usage records which resources use a ProxmoxConnection.
 	Usage UsageTracker
 	// Clients holds each connection's current Proxmox client.
@@ -72,6 +74,7 @@ type Shared struct {
 func NewDeps(mgr ctrl.Manager, o controller.Options, clients *pve.Cache, shared Shared, kind string, record event.Recorder) Deps {
 	return Deps{
 		Kube:      mgr.GetClient(),
+		Fresh:     mgr.GetAPIReader(),
 		Usage:     resource.NewProviderConfigUsageTracker(mgr.GetClient(), &v1alpha1.ProviderConfigUsage{}),
 		Clients:   clients,
 		VMIDs:     shared.VMIDs,
@@ -86,7 +89,7 @@ func NewDeps(mgr ctrl.Manager, o controller.Options, clients *pve.Cache, shared 
 // Connect records that mg uses its ProxmoxConnection and returns the
 // connection's current client and name (see Connect).
 func (d *Deps) Connect(ctx context.Context, mg resource.ModernManaged) (*pve.Client, string, error) {
-	return Connect(ctx, d.Kube, d.Usage, d.Clients, mg)
+	return Connect(ctx, Readers{Kube: d.Kube, Fresh: d.Fresh}, d.Usage, d.Clients, mg)
 }
 
 // Identity is how one reconcile, speaking to connection through cl, finds,

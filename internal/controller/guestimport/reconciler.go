@@ -97,7 +97,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	case wait > 0:
 		return reconcile.Result{RequeueAfter: wait}, nil
 	}
-	cl, err := guest.ClientOf(ctx, r.kube, r.clients, gi, gi.Spec.Connection())
+	cl, err := guest.ClientOf(ctx, guest.Readers{Kube: r.kube, Fresh: r.fresh}, r.clients, gi, gi.Spec.Connection())
 	if err != nil {
 		msg := fmt.Sprintf("ProxmoxConnection %q is not usable: %v", gi.Spec.Connection(), err)
 		gi.Status.SetConditions(xpv2.Unavailable().WithMessage(msg))

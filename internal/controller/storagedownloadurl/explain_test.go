@@ -29,7 +29,7 @@ import (
 // and path PVE found missing.
 func TestForbiddenNamesThePrivilege(t *testing.T) {
 	f := newFixture(t, pvesim.Options{})
-	conn := &connector{usage: guesttest.NoUsage{}, clients: guesttest.DefaultConnection(f.cl), record: f.log, retryBase: time.Minute}
+	conn := &connector{kube: guesttest.FakeKube(t), usage: guesttest.NoUsage{}, clients: guesttest.DefaultConnection(f.cl), record: f.log, retryBase: time.Minute}
 	cr := isoDownload("denied")
 	ext, err := conn.Connect(context.Background(), cr)
 	if err != nil {

@@ -50,6 +50,7 @@ func Setup(mgr ctrl.Manager, o controller.Options, clients *pve.Cache, poll poll
 	recorder := guest.Recorder(mgr, o, ControllerName())
 	c := &connector{
 		kube:      mgr.GetClient(),
+		fresh:     mgr.GetAPIReader(),
 		usage:     resource.NewProviderConfigUsageTracker(mgr.GetClient(), &v1alpha1.ProviderConfigUsage{}),
 		clients:   clients,
 		record:    recorder,
@@ -86,6 +87,7 @@ var _ Proxmox = (*pve.Client)(nil)
 // Proxmox client of the resource's connection.
 type connector struct {
 	kube      client.Reader
+	fresh     client.Reader // Namespaces, for the connection's allowedNamespaces
 	usage     guest.UsageTracker
 	clients   *pve.Cache
 	record    event.Recorder
@@ -94,7 +96,7 @@ type connector struct {
 
 // Connect implements managed.TypedExternalConnector.
 func (c *connector) Connect(ctx context.Context, cr *v1alpha1.StorageDownloadURL) (managed.TypedExternalClient[*v1alpha1.StorageDownloadURL], error) {
-	cl, _, err := guest.Connect(ctx, c.kube, c.usage, c.clients, cr)
+	cl, _, err := guest.Connect(ctx, guest.Readers{Kube: c.kube, Fresh: c.fresh}, c.usage, c.clients, cr)
 	if err != nil {
 		return nil, err
 	}

@@ -60,7 +60,7 @@ func TestStatusConflictIsRequeuedNotAnError(t *testing.T) {
 		WithInterceptorFuncs(interceptor.Funcs{SubResourceUpdate: conflict}).Build()
 	req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(set)}
 
-	res, err := newReconciler(kube, event.NewNopRecorder(), changelog.Recorder{}, nil).Reconcile(context.Background(), req)
+	res, err := newReconciler(kube, kube, event.NewNopRecorder(), changelog.Recorder{}, nil).Reconcile(context.Background(), req)
 	if err != nil || !res.Requeue { //nolint:staticcheck // Requeue is what the wrapper sets
 		t.Errorf("as the controller runs it: result %+v, err %v; want a requeue and no error", res, err)
 	}

@@ -138,7 +138,7 @@ func (r *Reconciler) clientFor(set *v1alpha1.VirtualMachineSet) func(context.Con
 		if ref := set.Spec.ConnectionRef; ref != nil && ref.Name != "" {
 			name = ref.Name
 		}
-		cl, err := guest.ClientOf(ctx, r.kube, r.clients, set, name)
+		cl, err := guest.ClientOf(ctx, guest.Readers{Kube: r.kube, Fresh: r.fresh}, r.clients, set, name)
 		if err != nil {
 			return nil, errors.Wrap(err, "cannot place the set's VMs")
 		}

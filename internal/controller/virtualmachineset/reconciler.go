@@ -62,7 +62,9 @@ const (
 
 // Reconciler keeps VirtualMachineSets.
 type Reconciler struct {
-	kube    client.Client
+	kube client.Client
+	// fresh reads Namespaces, for the connection's allowedNamespaces.
+	fresh   client.Reader
 	record  event.Recorder
 	changes changelog.Recorder
 	// clients are the connections' Proxmox clients, read to place VMs.

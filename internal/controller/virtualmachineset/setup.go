@@ -46,16 +46,16 @@ func Setup(mgr ctrl.Manager, o controller.Options, clients *pve.Cache) error {
 		WithOptions(o.ForControllerRuntime()).
 		For(&v1alpha1.VirtualMachineSet{}).
 		Owns(&v1alpha1.VirtualMachine{}).
-		Complete(newReconciler(mgr.GetClient(), recorder, changelog.NewRecorder(o, v1alpha1.VirtualMachineSetKind), clients))
+		Complete(newReconciler(mgr.GetClient(), mgr.GetAPIReader(), recorder, changelog.NewRecorder(o, v1alpha1.VirtualMachineSetKind), clients))
 }
 
 // newReconciler is the set reconciler as the controller runs it: a paused
 // set (crossplane.io/paused) is left alone, and a conflict (a status written
 // from a stale read) is requeued, not logged as a Reconciler error with a
 // stack trace. Every VirtualMachine it creates, updates or deletes is sent
-// to changes. clients are read to place VMs (spec.placement).
-func newReconciler(kube client.Client, record event.Recorder, changes changelog.Recorder, clients *pve.Cache) reconcile.Reconciler {
+// to changes. fresh reads Namespaces (see guest.Readers); clients are read to place VMs (spec.placement).
+func newReconciler(kube client.Client, fresh client.Reader, record event.Recorder, changes changelog.Recorder, clients *pve.Cache) reconcile.Reconciler {
 	newSet := func() polling.Object { return &v1alpha1.VirtualMachineSet{} }
-	r := &Reconciler{kube: kube, record: record, changes: changes, clients: clients}
+	r := &Reconciler{kube: kube, fresh: fresh, record: record, changes: changes, clients: clients}
 	return errors.WithSilentRequeueOnConflict(polling.UnlessPaused(kube, newSet, record, r))
 }

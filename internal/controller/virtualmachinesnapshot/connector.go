@@ -36,6 +36,7 @@ import (
 // Proxmox client of the guest's connection.
 type connector struct {
 	kube    client.Client
+	fresh   client.Reader // Namespaces, for the connection's allowedNamespaces
 	usage   guest.UsageTracker
 	clients *pve.Cache
 	record  event.Recorder
@@ -60,7 +61,7 @@ func (c *connector) Connect(ctx context.Context, cr *v1alpha1.VirtualMachineSnap
 	cr.Status.ConnectionName = t.connection.Name
 	tracked := cr.DeepCopy()
 	tracked.Spec.ProviderConfigReference = t.connection
-	cl, _, err := guest.Connect(ctx, c.kube, c.usage, c.clients, tracked)
+	cl, _, err := guest.Connect(ctx, guest.Readers{Kube: c.kube, Fresh: c.fresh}, c.usage, c.clients, tracked)
 	if err != nil {
 		return nil, err
 	}

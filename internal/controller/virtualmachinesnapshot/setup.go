@@ -41,6 +41,7 @@ func Setup(mgr ctrl.Manager, o controller.Options, clients *pve.Cache, poll poll
 	recorder := guest.Recorder(mgr, o, ControllerName())
 	c := &connector{
 		kube:    mgr.GetClient(),
+		fresh:   mgr.GetAPIReader(),
 		usage:   resource.NewProviderConfigUsageTracker(mgr.GetClient(), &v1alpha1.ProviderConfigUsage{}),
 		clients: clients,
 		record:  recorder,
