@@ -237,3 +237,31 @@ func haState(g *guest) string {
 	}
 	return "started"
 }
+
+// HAResource returns a copy of the options of a guest's HA resource; ok is false when the
+// guest is not one.
+func (s *Server) HAResource(vmid int) (opts map[string]string, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g, found := s.st.guests[vmid]
+	if !found || !g.HAManaged {
+		return nil, false
+	}
+	return copyMap(g.HA), true
+}
+
+// SetHAOption sets one option of a guest's HA resource as an admin's `ha-manager set` would,
+// for tests of drift; it reports whether the guest is an HA resource.
+func (s *Server) SetHAOption(vmid int, key, value string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g, found := s.st.guests[vmid]
+	if !found || !g.HAManaged || !isHAOption(key) {
+		return false
+	}
+	if g.HA == nil {
+		g.HA = map[string]string{}
+	}
+	g.HA[key] = value
+	return true
+}

@@ -1,6 +1,7 @@
 package pveconformance
 
 import (
+	"fmt"
 	"net/http"
 	"testing"
 
@@ -13,14 +14,15 @@ import (
 // sid defined twice, an unknown guest, a wrong type, a stale digest and deleting a sid not
 // configured are refused with PVE's texts; destroying the guest without purge is refused
 // (qemu-server PVE/API2/Qemu.pm destroy_vm: "used in HA resources and purge parameter not set").
+// Numbers are compared as text: the section's values may come back as strings.
 func TestHAResourceLifecycle(t *testing.T) {
 	tg := target(t, pvesim.Options{})
-	covers(tg, "POST /cluster/ha/resources sid state max_restart", "GET /cluster/ha/resources/{sid}",
-		"PUT /cluster/ha/resources/{sid} max_relocate digest delete", "GET /cluster/ha/resources type",
+	covers(tg, "POST /cluster/ha/resources sid state max_restart max_relocate failback", "GET /cluster/ha/resources/{sid}",
+		"PUT /cluster/ha/resources/{sid} state max_restart max_relocate failback digest delete", "GET /cluster/ha/resources type",
 		"DELETE /cluster/ha/resources/{sid}")
 	id := tg.createVM("ha")
 	sid := "vm:" + itoa(id)
-	if res := tg.raw(http.MethodPost, "/cluster/ha/resources", Params("sid", itoa(id), "state", "stopped", "max_restart", "2")); res.Status != http.StatusOK {
+	if res := tg.raw(http.MethodPost, "/cluster/ha/resources", Params("sid", itoa(id), "state", "stopped", "max_restart", "2", "max_relocate", "0", "failback", "0")); res.Status != http.StatusOK {
 		t.Fatalf("create: %s %s", res.StatusLine, res.Text)
 	}
 	t.Cleanup(func() {
@@ -30,7 +32,7 @@ func TestHAResourceLifecycle(t *testing.T) {
 	})
 	var got map[string]any
 	tg.data("/cluster/ha/resources/"+sid, nil, &got)
-	if got["sid"] != sid || got["type"] != "vm" || got["state"] != "stopped" || got["max_restart"] != float64(2) || got["max_relocate"] != nil || got["digest"] == nil {
+	if got["sid"] != sid || got["type"] != "vm" || got["state"] != "stopped" || fmt.Sprint(got["max_restart"]) != "2" || fmt.Sprint(got["max_relocate"]) != "0" || fmt.Sprint(got["failback"]) != "0" || got["comment"] != nil || got["digest"] == nil {
 		t.Fatalf("read after create: %v", got)
 	}
 	refusals := []struct {
@@ -55,7 +57,8 @@ func TestHAResourceLifecycle(t *testing.T) {
 			}
 		})
 	}
-	if res := tg.raw(http.MethodPut, "/cluster/ha/resources/"+sid, Params("max_relocate", "3", "digest", got["digest"].(string), "delete", "max_restart")); res.Status != http.StatusOK {
+	if res := tg.raw(http.MethodPut, "/cluster/ha/resources/"+sid, Params("state", "started", "max_restart", "4", "failback", "1",
+		"max_relocate", "3", "digest", got["digest"].(string), "delete", "comment")); res.Status != http.StatusOK {
 		t.Fatalf("update: %s %s", res.StatusLine, res.Text)
 	}
 	var list []map[string]any
@@ -66,7 +69,7 @@ func TestHAResourceLifecycle(t *testing.T) {
 			row = r
 		}
 	}
-	if row == nil || row["max_relocate"] != float64(3) || row["max_restart"] != nil || row["state"] != "stopped" {
+	if row == nil || fmt.Sprint(row["max_relocate"]) != "3" || fmt.Sprint(row["max_restart"]) != "4" || row["state"] != "started" || fmt.Sprint(row["failback"]) != "1" {
 		t.Fatalf("listed after update: %v", row)
 	}
 	if res := tg.raw(http.MethodDelete, "/cluster/ha/resources/"+sid, nil); res.Status != http.StatusOK {
