@@ -83,4 +83,3 @@ func requestIndex(hs *harness, method, path string) int {
 	}
 	return -1
 }
-
