@@ -17,28 +17,37 @@ limitations under the License.
 package e2e
 
 import (
+	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	"github.com/kubemox/provider-proxmox/internal/provider/providertest"
 )
 
-// spec.ha makes the VM a PVE HA resource with every option written, a change
+// examples/virtualmachine/ha.yaml (on the harness's template) makes the VM a
+// PVE HA resource with every option written, a change
 // made in Proxmox VE (ha-manager set) is set back, and deleting the VM takes
 // it out of HA before the VM is destroyed (pve-ha-manager: a guest HA manages
 // is started again while it is shut down, and destroy refuses it without purge).
 func TestHAResourceFollowsTheSpec(t *testing.T) {
 	hs := require(t)
 	ns := hs.namespace(t)
-	spec := cloneSpec("ha")
-	restart := int32(2)
-	spec.HA = &v1alpha1.GuestHA{State: v1alpha1.HAStateStarted, MaxRestart: &restart}
-	vm := hs.create(t, &v1alpha1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ha"}, Spec: spec})
+	raw, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "examples", "virtualmachine", "ha.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vm := &v1alpha1.VirtualMachine{}
+	if err := yaml.UnmarshalStrict(raw, vm); err != nil {
+		t.Fatal(err)
+	}
+	vm.Namespace, vm.Spec.Template.Name = ns, templateName
+	vm = hs.create(t, vm)
 	vm = hs.waitVM(t, ns, vm.Name, "Ready with its HA resource", func(v *v1alpha1.VirtualMachine) bool {
 		return ready(v) && v.Status.HA != nil && v.Status.HA.State == "started"
 	})
