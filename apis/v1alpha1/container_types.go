@@ -248,6 +248,7 @@ type ContainerTemplate struct {
 // +kubebuilder:validation:XValidation:rule="(has(self.template) && (has(self.template.name) || has(self.template.image) || has(self.template.ostemplate))) || (has(self.managementPolicies) && !self.managementPolicies.exists(p, p == '*' || p == 'Create'))",message="one of template.name, template.image or template.ostemplate is required when managementPolicies allow Create (an imported container has no source: [\"Observe\"], or [\"Observe\", \"Update\", \"LateInitialize\"] to manage it)"
 // +kubebuilder:validation:XValidation:rule="has(self.name) || (has(self.managementPolicies) && self.managementPolicies == ['Observe'])",message="name is required, unless managementPolicies is [\"Observe\"] (import)"
 // +kubebuilder:validation:XValidation:rule="has(self.nodeName) || has(self.placement) || (has(self.managementPolicies) && self.managementPolicies == ['Observe'])",message="nodeName or placement is required, unless managementPolicies is [\"Observe\"] (import)"
+// +kubebuilder:validation:XValidation:rule="!has(self.ha) || !has(self.powerState) || (self.powerState == 'Running' ? (!has(self.ha.state) || self.ha.state == 'started' || self.ha.state == 'ignored') : (has(self.ha.state) && self.ha.state != 'started'))",message="powerState must agree with ha.state, which decides the power of an HA resource: Running needs ha.state started (or ignored), Stopped needs stopped, disabled or ignored"
 type ContainerSpec struct {
 	// The connection, management policies and connection-detail Secret
 	// (vmid, node, ipAddress and the root password, when one is set, are
@@ -322,6 +323,12 @@ type ContainerSpec struct {
 	// The desired power state (powerState, shutdownTimeoutSeconds).
 	GuestPower `json:",inline"`
 
+	// HA makes the container a Proxmox VE HA resource, kept as written here and
+	// removed before the container is deleted. While ha.state is not ignored, HA
+	// decides the power state (powerState, if set, must agree).
+	// +optional
+	HA *GuestHA `json:"ha,omitempty"`
+
 	// How a change of nodeName moves the container (migrationPolicy). PVE
 	// has no live migration for containers: Live moves a running container
 	// with a restart migration (shut down, moved, started on the target,
@@ -384,6 +391,10 @@ type ContainerStatus struct {
 	// Where the spec last asked the container to be, and the last
 	// migration (requestedNode, lastMigration).
 	GuestPlacement `json:",inline"`
+
+	// HA is the container's HA resource as last observed (set while spec.ha is).
+	// +optional
+	HA *GuestHAStatus `json:"ha,omitempty"`
 
 	// LastTask is the last Proxmox VE task started for this container.
 	// +optional

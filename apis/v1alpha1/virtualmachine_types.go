@@ -279,6 +279,7 @@ type VirtualMachineScratchSpec struct {
 // +kubebuilder:validation:XValidation:rule="has(self.name) || (has(self.managementPolicies) && self.managementPolicies == ['Observe'])",message="name is required, unless managementPolicies is [\"Observe\"] (import)"
 // +kubebuilder:validation:XValidation:rule="has(self.nodeName) || has(self.placement) || (has(self.managementPolicies) && self.managementPolicies == ['Observe'])",message="nodeName or placement is required, unless managementPolicies is [\"Observe\"] (import)"
 // +kubebuilder:validation:XValidation:rule="!has(self.cloudInitConfig) || !((has(self.template) && has(self.template.cloudInitConfig)) || (has(self.vmSpec) && has(self.vmSpec.cloudInitConfig)))",message="cloudInitConfig may be set in one place only: spec.cloudInitConfig, spec.template.cloudInitConfig or spec.vmSpec.cloudInitConfig"
+// +kubebuilder:validation:XValidation:rule="!has(self.ha) || !has(self.powerState) || (self.powerState == 'Running' ? (!has(self.ha.state) || self.ha.state == 'started' || self.ha.state == 'ignored') : (has(self.ha.state) && self.ha.state != 'started'))",message="powerState must agree with ha.state, which decides the power of an HA resource: Running needs ha.state started (or ignored), Stopped needs stopped, disabled or ignored"
 type VirtualMachineSpec struct {
 	// The connection, management policies and connection-detail Secret
 	// (vmid, node, name, ipAddress, endpoint, cloud-init username and
@@ -345,6 +346,12 @@ type VirtualMachineSpec struct {
 
 	// The desired power state (powerState, shutdownTimeoutSeconds).
 	GuestPower `json:",inline"`
+
+	// HA makes the VM a Proxmox VE HA resource, kept as written here and
+	// removed before the VM is deleted. While ha.state is not ignored, HA
+	// decides the power state (powerState, if set, must agree).
+	// +optional
+	HA *GuestHA `json:"ha,omitempty"`
 
 	// How a change of nodeName moves the VM (migrationPolicy).
 	GuestMigration `json:",inline"`
@@ -449,6 +456,10 @@ type VirtualMachineStatus struct {
 	// Where the spec last asked the VM to be, and the last migration
 	// (requestedNode, lastMigration).
 	GuestPlacement `json:",inline"`
+
+	// HA is the VM's HA resource as last observed (set while spec.ha is).
+	// +optional
+	HA *GuestHAStatus `json:"ha,omitempty"`
 
 	// LastTask is the last Proxmox VE task started for this VM.
 	// +optional

@@ -95,7 +95,7 @@ func guestResource(g *guest, now time.Time, limitsEpoch uint64) guestEntry {
 		}
 	}
 	if g.HAManaged {
-		e.HAState = "started"
+		e.HAState = haState(g)
 	}
 	return e
 }

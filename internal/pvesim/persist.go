@@ -31,6 +31,7 @@ type persistedGuest struct {
 	CIApplied     map[string]string `json:"ciApplied,omitempty"`
 	Pool          string            `json:"pool,omitempty"`
 	HAManaged     bool              `json:"haManaged,omitempty"`
+	HA            map[string]string `json:"ha,omitempty"`
 }
 
 type persistedVolume struct {
@@ -46,7 +47,7 @@ func (s *Server) snapshotState(identities bool) *persistedState {
 		g := s.st.guests[id]
 		pg := persistedGuest{Kind: g.Kind, Node: g.Node, VMID: g.VMID, Config: copyMap(g.Config), Pending: copyMap(g.Pending),
 			PendingDelete: sortedKeys(g.PendingDelete), Status: g.Status, StartedAt: g.StartedAt, CIApplied: copyMap(g.CIApplied),
-			Pool: g.Pool, HAManaged: g.HAManaged}
+			Pool: g.Pool, HAManaged: g.HAManaged, HA: copyMap(g.HA)}
 		for _, sn := range g.Snapshots {
 			c := *sn
 			c.Config = copyMap(sn.Config)
@@ -99,7 +100,7 @@ func (s *Server) restoreState(ps *persistedState) {
 			continue
 		}
 		g := newGuest(pg.Kind, pg.Node, pg.VMID)
-		g.Config, g.Status, g.StartedAt, g.Pool, g.HAManaged = copyMap(pg.Config), pg.Status, pg.StartedAt, pg.Pool, pg.HAManaged
+		g.Config, g.Status, g.StartedAt, g.Pool, g.HAManaged, g.HA = copyMap(pg.Config), pg.Status, pg.StartedAt, pg.Pool, pg.HAManaged, copyMap(pg.HA)
 		g.Pending = copyMap(pg.Pending)
 		g.CIApplied = copyMap(pg.CIApplied)
 		for _, k := range pg.PendingDelete {

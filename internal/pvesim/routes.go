@@ -22,6 +22,13 @@ func routeTable() []route {
 		get("/cluster/status", handleClusterStatus, nil),
 		get("/cluster/sdn/vnets", handleVNetIndex, []ParamSpec{pBool("pending"), pBool("running")}),
 
+		// ha_resources.go
+		get("/cluster/ha/resources", handleHAResourceIndex, []ParamSpec{pEnum("type", "ct", "vm")}),
+		post("/cluster/ha/resources", handleHAResourceCreate, haResourceParams(pString("sid").req(), pEnum("type", "ct", "vm"))),
+		get("/cluster/ha/resources/{sid}", handleHAResourceRead, []ParamSpec{pString("sid").req()}),
+		put("/cluster/ha/resources/{sid}", handleHAResourceUpdate, haResourceParams(pString("sid").req(), pString("delete"), pString("digest"))),
+		del("/cluster/ha/resources/{sid}", handleHAResourceDelete, []ParamSpec{pString("sid").req(), pBool("purge")}),
+
 		// nodes.go, network.go, certs.go, storage_download.go
 		get("/nodes", handleNodes, nil),
 		get("/nodes/{node}/status", handleNodeStatus, []ParamSpec{pNode()}),
@@ -227,6 +234,12 @@ func (r route) withoutStateLock() route {
 }
 
 // guestParams are the path parameters of a guest's routes, {node} and {vmid}, then extra.
+// haResourceParams are the options PVE::HA::Resources createSchema and updateSchema share.
+func haResourceParams(extra ...ParamSpec) []ParamSpec {
+	return append([]ParamSpec{pString("comment"), pBool("failback"), pString("group"), pInt("max_relocate").min(0),
+		pInt("max_restart").min(0), pEnum("state", "started", "stopped", "enabled", "disabled", "ignored")}, extra...)
+}
+
 func guestParams(extra ...ParamSpec) []ParamSpec {
 	return append([]ParamSpec{pNode(), pVMID()}, extra...)
 }

@@ -12,7 +12,7 @@ func TestRouteTableServesEachRow(t *testing.T) {
 	table := routeTable()
 	rt := newRouter(table)
 	values := map[string]string{"node": "pve", "vmid": "100", "storage": "local", "snapname": "snap1",
-		"upid": "UPID:pve:00000001:00000002:00000003:qmstart:100:root@pam:", "poolid": "pool1"}
+		"upid": "UPID:pve:00000001:00000002:00000003:qmstart:100:root@pam:", "poolid": "pool1", "sid": "vm:100"}
 	for i := range table {
 		row := &table[i]
 		t.Run(row.endpoint, func(t *testing.T) {

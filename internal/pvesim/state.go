@@ -59,8 +59,10 @@ type guest struct {
 	// CIApplied holds the cloud-init keys as the cloud-init drive was last generated.
 	CIApplied map[string]string
 	Pool      string
-	// HAManaged marks guests under HA; kept for the "ha" status field.
+	// HAManaged marks guests under HA; kept for the "ha" status field and the HA resources.
 	HAManaged bool
+	// HA holds the HA resource's options while HAManaged (see ha_resources.go).
+	HA map[string]string
 
 	rrd rrdState
 	// lim and row cache what /cluster/resources shows; see resources_cache.go.

@@ -243,6 +243,33 @@ func virtualMachineCases() map[string]admissionCase {
     - {storage: s, size: 1, device: ide0}
 `)},
 
+		// spec.ha: powerState must agree with ha.state, which decides the power.
+		"HAStartedRunning": {manifest: vm(`
+  name: vm-case
+  nodeName: pve1
+  powerState: Running
+  ha: {maxRestart: 2, maxRelocate: 0, failback: false}
+  template: {name: tpl}
+`)},
+		"HAStoppedStopped": {manifest: vm(clone + `
+  powerState: Stopped
+  ha: {state: disabled}
+`)},
+		"HAStoppedButRunning": {manifest: vm(clone + `
+  powerState: Running
+  ha: {state: stopped}
+`), wantErr: []string{"powerState must agree with ha.state"}},
+		"HAStartedButStopped": {manifest: vm(clone + `
+  powerState: Stopped
+  ha: {}
+`), wantErr: []string{"powerState must agree with ha.state"}},
+		"HAUnknownState": {manifest: vm(clone + `
+  ha: {state: enabled}
+`), wantErr: []string{"spec.ha.state", "Unsupported value"}},
+		"HANegativeRestart": {manifest: vm(clone + `
+  ha: {maxRestart: -1}
+`), wantErr: []string{"spec.ha.maxRestart", "should be greater than or equal to 0"}},
+
 		// Rejected: modes.
 		"TemplateAndVMSpec": {manifest: vm(clone + `
   vmSpec: {cores: 2}

@@ -21,6 +21,7 @@ import (
 
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 	"github.com/kubemox/provider-proxmox/internal/controller/guest"
+	"github.com/kubemox/provider-proxmox/internal/controller/ha"
 	"github.com/kubemox/provider-proxmox/internal/controller/placement"
 )
 
@@ -36,6 +37,7 @@ type proxmox interface {
 	guest.Migrator
 	guest.ConfigWriter
 	placement.Reader
+	ha.Client
 
 	PullOCIImage(ctx context.Context, node, storage, reference string) (string, error)
 	HasTemplateVolume(ctx context.Context, node, storage, volid string) (bool, error)

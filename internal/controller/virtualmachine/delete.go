@@ -23,6 +23,7 @@ import (
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	"github.com/kubemox/provider-proxmox/internal/controller/guest"
+	"github.com/kubemox/provider-proxmox/internal/controller/ha"
 )
 
 // Delete implements managed.TypedExternalClient: one step per reconcile
@@ -35,6 +36,11 @@ func (e *external) Delete(ctx context.Context, cr *v1alpha1.VirtualMachine) (man
 	}
 	if !o.Actionable() {
 		return managed.ExternalDelete{}, nil
+	}
+	// Out of HA first, so HA neither restarts nor relocates the guest being
+	// shut down; a step of its own.
+	if released, err := ha.Release(ctx, e.cl, o.Ref, cr.Spec.HA, &cr.Status.HA); err != nil || released {
+		return managed.ExternalDelete{}, err
 	}
 	d := guest.Deleter{Client: e.cl, Record: e.Record, Noun: "VM", ShutdownTimeout: shutdownTimeout}
 	return managed.ExternalDelete{}, d.Step(ctx, cr, &cr.Status.LastTask, o.Ref)

@@ -27,6 +27,7 @@ import (
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 	"github.com/kubemox/provider-proxmox/internal/controller/guest"
+	"github.com/kubemox/provider-proxmox/internal/controller/ha"
 	"github.com/kubemox/provider-proxmox/internal/controller/placement"
 )
 
@@ -51,6 +52,8 @@ type observation struct {
 	migration guest.MigrationDecision
 	// moving: a migration we started has not arrived yet.
 	moving bool
+	// haRes is the guest's HA resource against spec.ha.
+	haRes ha.Observation
 }
 
 // identity is how this reconcile finds, claims and gives up QEMU VMIDs.
@@ -68,7 +71,7 @@ func (e *external) Disconnect(context.Context) error { return nil }
 
 // converged reports whether the guest needs no change (refusals aside).
 func (o *observation) converged() bool {
-	return o.plan.Empty() && !o.NeedMarker && !o.needPass && !o.PowerDrift() && !o.Need.Reboot && o.migration == guest.NoMigration && !o.moving
+	return o.plan.Empty() && !o.NeedMarker && !o.needPass && !o.PowerDrift() && !o.Need.Reboot && o.migration == guest.NoMigration && !o.moving && o.haRes.Converged()
 }
 
 // Observe implements managed.TypedExternalClient.
@@ -90,6 +93,7 @@ func (e *external) observeOwned(ctx context.Context, cr *v1alpha1.VirtualMachine
 	if err != nil {
 		return managed.ExternalObservation{}, err
 	}
+	want.Running, want.Stopped = ha.PowerWant(cr.Spec.HA, want.Running, want.Stopped)
 	o.want = want
 	running, err := guest.PowerState(ctx, e.cl, &o.Current, o.Ref, row, guest.PowerWant{Running: want.Running, Stopped: want.Stopped})
 	if err != nil {
@@ -102,6 +106,9 @@ func (e *external) observeOwned(ctx context.Context, cr *v1alpha1.VirtualMachine
 	o.needPass = passwordNeedsApply(cr, want.Password)
 	o.PendingKeys = e.pendingKeys(ctx, cr, o)
 	if manage {
+		if o.haRes, err = ha.Observe(ctx, e.cl, o.Ref, cr.Spec.HA, &cr.Status.HA); err != nil {
+			return managed.ExternalObservation{}, err
+		}
 		p := e.placement(cr)
 		o.migration = p.Observe(o.Ref.Node, running, time.Now())
 		o.moving = p.Underway()

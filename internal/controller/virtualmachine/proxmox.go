@@ -21,6 +21,7 @@ import (
 
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 	"github.com/kubemox/provider-proxmox/internal/controller/guest"
+	"github.com/kubemox/provider-proxmox/internal/controller/ha"
 	"github.com/kubemox/provider-proxmox/internal/controller/placement"
 )
 
@@ -35,6 +36,7 @@ type proxmox interface {
 	guest.Migrator
 	guest.ConfigWriter
 	placement.Reader
+	ha.Client
 
 	SetGuestConfigAsync(ctx context.Context, ref pve.GuestRef, set map[string]string, del []string) (string, error)
 	CheckPrerequisites(ctx context.Context, p pve.Prerequisites) error

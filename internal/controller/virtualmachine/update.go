@@ -48,6 +48,10 @@ func (e *external) Update(ctx context.Context, cr *v1alpha1.VirtualMachine) (man
 		// Before any configuration change: PVE locks the VM while it moves.
 		return managed.ExternalUpdate{}, e.migrate(ctx, cr, o)
 	}
+	if !o.haRes.Converged() {
+		// Its own step: HA decides the power of the guest it manages.
+		return managed.ExternalUpdate{}, o.haRes.Apply(ctx, e.cl, o.Ref)
+	}
 	changed, err := e.applyConfig(ctx, cr, o)
 	if err != nil || changed {
 		// The change log names the fields written, never their values.

@@ -66,7 +66,7 @@ var (
 func TestMain(m *testing.M) {
 	o := providertest.Options{
 		Provider: provider.Options{PollInterval: poll, MaxReconcileRate: 10, EnableManagementPolicies: true},
-		Sim:      pvesim.Options{Nodes: []string{node, "othernode"}},
+		Sim:      pvesim.Options{Nodes: []string{node, "othernode"}, LogRequests: true},
 	}
 	os.Exit(providertest.Main(m, "container e2e", &env, o, setup, func(p *providertest.Harness, code int) int {
 		if code == 0 && strings.Contains(p.Logs.String(), rootPassword) {
