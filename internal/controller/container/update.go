@@ -57,7 +57,11 @@ func (e *external) Update(ctx context.Context, cr *v1alpha1.Container) (managed.
 	}
 	if !o.haRes.Converged() {
 		// Its own step: HA decides the power of the guest it manages.
-		return managed.ExternalUpdate{}, o.haRes.Apply(ctx, e.cl, o.Ref)
+		ev, err := o.haRes.Apply(ctx, e.cl, o.Ref)
+		if err == nil {
+			e.Record.Event(cr, ev)
+		}
+		return managed.ExternalUpdate{}, err
 	}
 	changed, err := e.applyConfig(ctx, cr, o)
 	if err != nil || changed {

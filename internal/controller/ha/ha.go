@@ -21,6 +21,9 @@ package ha
 
 import (
 	"context"
+	"fmt"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
@@ -96,17 +99,41 @@ func (o Observation) Converged() bool {
 	return !o.Found
 }
 
-// Apply creates, corrects or removes the HA resource so it converges.
-func (o Observation) Apply(ctx context.Context, cl Client, ref pve.GuestRef) error {
+// The reasons of the events that say what Apply changed.
+const (
+	ReasonHACreated   event.Reason = "HAResourceCreated"
+	ReasonHACorrected event.Reason = "HAResourceCorrected"
+	ReasonHARemoved   event.Reason = "HAResourceRemoved"
+)
+
+// Apply creates, corrects or removes the HA resource so it converges. The
+// event it returns says what it changed; a correction names what Proxmox VE
+// had, so a change made there by hand is visible on the resource.
+func (o Observation) Apply(ctx context.Context, cl Client, ref pve.GuestRef) (event.Event, error) {
+	sid := pve.HASID(ref)
 	switch {
 	case o.Asked && !o.Found:
-		return cl.CreateHAResource(ctx, ref, o.Want)
+		if err := cl.CreateHAResource(ctx, ref, o.Want); err != nil {
+			return event.Event{}, err
+		}
+		return event.Normal(ReasonHACreated, "made the guest HA resource "+sid+" ("+describe(o.Want)+")"), nil
 	case o.Asked && o.Have != o.Want:
-		return cl.UpdateHAResource(ctx, ref, o.Want)
+		if err := cl.UpdateHAResource(ctx, ref, o.Want); err != nil {
+			return event.Event{}, err
+		}
+		return event.Normal(ReasonHACorrected, "set HA resource "+sid+" back to "+describe(o.Want)+" (Proxmox VE had "+describe(o.Have)+")"), nil
 	case !o.Asked && o.Found:
-		return cl.DeleteHAResource(ctx, ref)
+		if err := cl.DeleteHAResource(ctx, ref); err != nil {
+			return event.Event{}, err
+		}
+		return event.Normal(ReasonHARemoved, "removed HA resource "+sid+": spec.ha is not set"), nil
 	}
-	return nil
+	return event.Event{}, nil
+}
+
+// describe names an HA resource's options as PVE's API does.
+func describe(r pve.HAResource) string {
+	return fmt.Sprintf("state=%s max_restart=%d max_relocate=%d failback=%t", r.State, r.MaxRestart, r.MaxRelocate, r.Failback)
 }
 
 // Release removes the guest from HA before it is deleted: a guest PVE's HA

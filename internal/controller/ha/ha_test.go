@@ -21,6 +21,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
@@ -99,16 +100,21 @@ func TestObserveAndApply(t *testing.T) {
 		wantStatus *v1alpha1.GuestHAStatus
 		wantCalls  []string
 		wantErr    error
+		wantEvent  event.Event
 	}{
 		"NeverAsked": {reason: "A guest that never had spec.ha costs no request.", converged: true},
 		"Missing": {reason: "An HA resource asked for and missing is created.", spec: &v1alpha1.GuestHA{},
-			wantStatus: &v1alpha1.GuestHAStatus{SID: "vm:100"}, wantCalls: []string{"read", "create started"}},
+			wantStatus: &v1alpha1.GuestHAStatus{SID: "vm:100"}, wantCalls: []string{"read", "create started"},
+			wantEvent: event.Normal(ReasonHACreated, "made the guest HA resource vm:100 (state=started max_restart=1 max_relocate=1 failback=true)")},
 		"Drifted": {reason: "An HA resource changed in PVE is set back.", spec: &v1alpha1.GuestHA{}, have: &stopped,
-			wantStatus: &v1alpha1.GuestHAStatus{SID: "vm:100", State: "stopped"}, wantCalls: []string{"read", "update started"}},
+			wantStatus: &v1alpha1.GuestHAStatus{SID: "vm:100", State: "stopped"}, wantCalls: []string{"read", "update started"},
+			wantEvent: event.Normal(ReasonHACorrected, "set HA resource vm:100 back to state=started max_restart=1 max_relocate=1 failback=true "+
+				"(Proxmox VE had state=stopped max_restart=1 max_relocate=1 failback=true)")},
 		"AsAsked": {reason: "An HA resource as asked needs nothing.", spec: &v1alpha1.GuestHA{}, have: &defaults, converged: true,
 			wantStatus: &v1alpha1.GuestHAStatus{SID: "vm:100", State: "started"}, wantCalls: []string{"read"}},
 		"Dropped": {reason: "spec.ha dropped removes the resource status recorded.", status: &v1alpha1.GuestHAStatus{SID: "vm:100"}, have: &defaults,
-			wantStatus: &v1alpha1.GuestHAStatus{SID: "vm:100", State: "started"}, wantCalls: []string{"read", "delete"}},
+			wantStatus: &v1alpha1.GuestHAStatus{SID: "vm:100", State: "started"}, wantCalls: []string{"read", "delete"},
+			wantEvent: event.Normal(ReasonHARemoved, "removed HA resource vm:100: spec.ha is not set")},
 		"DroppedGone": {reason: "spec.ha dropped and no resource left clears the status.", status: &v1alpha1.GuestHAStatus{SID: "vm:100"},
 			converged: true, wantCalls: []string{"read"}},
 		"ReadFails": {reason: "A failed read is returned, status kept.", spec: &v1alpha1.GuestHA{}, status: &v1alpha1.GuestHAStatus{SID: "vm:100"},
@@ -126,8 +132,12 @@ func TestObserveAndApply(t *testing.T) {
 				if got := o.Converged(); got != tc.converged {
 					t.Errorf("%s\nconverged %v, want %v", tc.reason, got, tc.converged)
 				}
-				if err := o.Apply(t.Context(), f, ref); err != nil {
+				ev, err := o.Apply(t.Context(), f, ref)
+				if err != nil {
 					t.Fatal(err)
+				}
+				if diff := cmp.Diff(tc.wantEvent, ev); diff != "" {
+					t.Errorf("%s\nevent -want, +got:\n%s", tc.reason, diff)
 				}
 			}
 			if diff := cmp.Diff(tc.wantStatus, status); diff != "" {

@@ -20,6 +20,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -32,7 +33,8 @@ import (
 
 // examples/virtualmachine/ha.yaml (on the harness's template) makes the VM a
 // PVE HA resource with every option written, a change
-// made in Proxmox VE (ha-manager set) is set back, and deleting the VM takes
+// made in Proxmox VE (ha-manager set) is set back with an event naming what
+// Proxmox VE had, and deleting the VM takes
 // it out of HA before the VM is destroyed (pve-ha-manager: a guest HA manages
 // is started again while it is shut down, and destroy refuses it without purge).
 func TestHAResourceFollowsTheSpec(t *testing.T) {
@@ -62,6 +64,10 @@ func TestHAResourceFollowsTheSpec(t *testing.T) {
 		t.Fatalf("VM %d is not an HA resource in the simulator", vmid)
 	}
 	waitHA(t, hs, vmid, want)
+	ev := hs.WaitEvent(t, ns, vm.Name, "HAResourceCorrected", wait)
+	if !strings.Contains(ev.Message, "max_restart=7") {
+		t.Errorf("the correction's event does not name what Proxmox VE had: %q", ev.Message)
+	}
 
 	hs.delete(t, vm)
 	hs.waitGone(t, ns, vm.Name)
