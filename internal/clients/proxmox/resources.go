@@ -92,18 +92,6 @@ type resourcesMemo struct {
 	fetched  time.Time // when the cached read was sent
 	rows     []Resource
 	inflight *resourcesCall
-	// created is when this client last asked PVE for a new guest: a read
-	// sent before then may lack it, so a resource looking for its guest by
-	// name (FindMarked) could create a second one.
-	created time.Time
-}
-
-// guestCreated records that a guest is being created now: reads sent
-// before this moment are served to no one after it.
-func (m *resourcesMemo) guestCreated() {
-	m.mu.Lock()
-	m.created = time.Now()
-	m.mu.Unlock()
 }
 
 type resourcesCall struct {
@@ -144,10 +132,10 @@ func (c *Client) resourcesCallFor(ctx context.Context, maxAge time.Duration) (*r
 	m := c.resources
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.rows != nil && time.Since(m.fetched) <= maxAge && !m.fetched.Before(m.created) {
+	if m.rows != nil && time.Since(m.fetched) <= maxAge {
 		return nil, m.rows
 	}
-	if m.inflight != nil && !m.inflight.started.Before(m.created) {
+	if m.inflight != nil {
 		return m.inflight, nil
 	}
 	call := &resourcesCall{started: time.Now(), done: make(chan struct{})}
@@ -166,12 +154,8 @@ func (c *Client) runResourcesCall(ctx context.Context, call *resourcesCall) {
 	m := c.resources
 	m.mu.Lock()
 	call.rows, call.err = rows, err
-	if m.inflight == call {
-		m.inflight = nil
-	}
-	// A read started before a newer one (after a guest was created) keeps
-	// the newer rows.
-	if err == nil && !call.started.Before(m.fetched) {
+	m.inflight = nil
+	if err == nil {
 		m.rows, m.fetched = rows, call.started
 	}
 	m.mu.Unlock()
