@@ -112,7 +112,11 @@ func (id Identity) FindMarked(ctx context.Context, mg metav1.Object, name string
 	if name == "" {
 		return nil, nil
 	}
-	rows, err := id.Client.CachedClusterResources(ctx, BusyListingAge)
+	// A fresh read, not the connection's shared view: a view read before
+	// this resource's guest was cloned (a re-apply right after an orphaning
+	// delete) lacks it, and the resource would create a second guest. This
+	// runs only for a resource without an external name, before it creates.
+	rows, err := id.Client.CachedClusterResources(ctx, 0)
 	if err != nil {
 		return nil, err
 	}
