@@ -241,7 +241,10 @@ func TestUnseededSimulatorReportsItsSeed(t *testing.T) {
 }
 
 // PUT /_sim/nodes/{node}/memory sets what the node reports; a figure that
-// no host reports (used above total) is refused.
+// no host reports (used above total) is refused. The figures come back as
+// PVE reports a node in /cluster/resources: maxmem is the host's total and
+// mem its used memory (pve-manager PVE/API2Tools.pm sub extract_node_stats,
+// called by PVE/API2/Cluster.pm sub resources for type=node).
 func TestAdminNodeMemory(t *testing.T) {
 	sim := startSim(t, pvesim.Options{})
 	if res := adminCall(t, sim, http.MethodPut, "/_sim/nodes/pve/memory", `{"total": 34359738368, "used": 1073741824}`); res.Status != http.StatusOK {

@@ -8,6 +8,11 @@ import (
 // TestRouteTableServesEachRow checks that a concrete request for every row of the route
 // table reaches that row's handler, so the row found by searching for a URL is the one
 // that serves it: no other row's literal segment or parameter takes its requests.
+// The path parameters are PVE's: the rows' templates are the API tree pve-manager
+// mounts (PVE/API2.pm, sub-paths from PVE/API2/Nodes.pm, qemu-server PVE/API2/Qemu.pm,
+// pve-container src/PVE/API2/LXC.pm), `{sid}` is pve-ha-manager src/PVE/API2/HA/Resources.pm's
+// resource id (`vm:100`), and the UPID has the fields pve-common src/PVE/Tools.pm sub
+// upid_encode writes.
 func TestRouteTableServesEachRow(t *testing.T) {
 	table := routeTable()
 	rt := newRouter(table)
