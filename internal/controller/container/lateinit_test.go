@@ -28,6 +28,7 @@ import (
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 	"github.com/kubemox/provider-proxmox/internal/controller/guest"
+	"github.com/kubemox/provider-proxmox/internal/controller/guest/guesttest"
 )
 
 // observedSamples are wire values of a key by its codec: late-init must
@@ -41,33 +42,10 @@ var observedSamples = map[pve.Codec][]string{
 // container has reaches the unset spec field, and the spec then asks for
 // nothing the container does not already have. No row is listed here.
 func TestLateInitEveryRow(t *testing.T) {
-	type row struct {
-		table pve.FieldTable
-		field guest.Field
-		nic   bool
-	}
-	rows := make([]row, 0, len(SpecFields)+len(TemplateFields)+len(NetworkFields))
-	for _, f := range append(append(guest.Fields{}, SpecFields...), TemplateFields...) {
-		rows = append(rows, row{table: pve.LXCFields, field: f})
-	}
-	for _, f := range NetworkFields {
-		rows = append(rows, row{table: pve.LXCNICFields, field: f, nic: true})
-	}
-	for _, r := range rows {
-		name := r.field.Path
-		if r.nic {
-			name = "network/" + name
-		}
-		t.Run(name, func(t *testing.T) {
-			samples := observedSamples[r.table[r.field.Key].Codec]
-			for _, v := range samples {
-				if lateInitLeavesNoDiff(t, r.field.Key, v, r.nic) {
-					return
-				}
-			}
-			t.Errorf("no observed %s (tried %v) reached spec field %s", r.field.Key, samples, r.field.Path)
-		})
-	}
+	guesttest.EveryRowLateInits(t, []guesttest.LateInitTable{
+		{Fields: append(append(guest.Fields{}, SpecFields...), TemplateFields...), Table: pve.LXCFields},
+		{Fields: NetworkFields, Table: pve.LXCNICFields, NIC: true},
+	}, observedSamples, lateInitLeavesNoDiff)
 }
 
 // lateInitLeavesNoDiff late-inits an empty container spec from a config

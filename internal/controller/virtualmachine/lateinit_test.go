@@ -25,6 +25,7 @@ import (
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
 	"github.com/kubemox/provider-proxmox/internal/controller/guest"
+	"github.com/kubemox/provider-proxmox/internal/controller/guest/guesttest"
 )
 
 // observedSamples are wire values of a key by its codec: late-init must
@@ -43,47 +44,34 @@ var observedSamples = map[pve.Codec][]string{
 // nothing the guest does not already have. No row is listed here: a new row
 // is covered by being added.
 func TestLateInitEveryRow(t *testing.T) {
-	type row struct {
-		table pve.FieldTable
-		field guest.Field
-		nic   bool
+	guesttest.EveryRowLateInits(t, []guesttest.LateInitTable{
+		{Fields: append(append(guest.Fields{}, SpecFields...), HardwareFields...), Table: pve.QEMUFields},
+		{Fields: NetworkFields, Table: pve.QEMUNICFields, NIC: true},
+	}, observedSamples, lateInitLeavesNoDiff)
+}
+
+// lateInitLeavesNoDiff late-inits an empty VM spec from a config holding
+// key=v (in net0 for a NIC option) and reports whether it set a field; when
+// it did, the spec must then ask for nothing the guest does not already have.
+func lateInitLeavesNoDiff(t *testing.T, key, v string, nic bool) bool {
+	t.Helper()
+	cfg := pve.GuestConfig{key: {Value: v, HasValue: true}}
+	cr := &v1alpha1.VirtualMachine{Spec: v1alpha1.VirtualMachineSpec{VMSpec: &v1alpha1.VirtualMachineScratchSpec{}}}
+	if nic {
+		cfg = pve.GuestConfig{"net0": {Value: "model=virtio," + key + "=" + v, HasValue: true}}
+		cr.Spec.VMSpec.Network = []v1alpha1.VirtualMachineNetwork{{Model: "virtio"}}
 	}
-	rows := make([]row, 0, len(SpecFields)+len(HardwareFields)+len(NetworkFields))
-	for _, f := range append(append(guest.Fields{}, SpecFields...), HardwareFields...) {
-		rows = append(rows, row{table: pve.QEMUFields, field: f})
+	if !lateInit(&cr.Spec, cfg) {
+		return false
 	}
-	for _, f := range NetworkFields {
-		rows = append(rows, row{table: pve.QEMUNICFields, field: f, nic: true})
+	want, err := desiredFrom(context.Background(), nil, cr)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, r := range rows {
-		name := r.field.Path
-		if r.nic {
-			name = "network/" + name
-		}
-		t.Run(name, func(t *testing.T) {
-			samples := observedSamples[r.table[r.field.Key].Codec]
-			for _, v := range samples {
-				cfg := pve.GuestConfig{r.field.Key: {Value: v, HasValue: true}}
-				cr := &v1alpha1.VirtualMachine{Spec: v1alpha1.VirtualMachineSpec{VMSpec: &v1alpha1.VirtualMachineScratchSpec{}}}
-				if r.nic {
-					cfg = pve.GuestConfig{"net0": {Value: "model=virtio," + r.field.Key + "=" + v, HasValue: true}}
-					cr.Spec.VMSpec.Network = []v1alpha1.VirtualMachineNetwork{{Model: "virtio"}}
-				}
-				if !lateInit(&cr.Spec, cfg) {
-					continue
-				}
-				want, err := desiredFrom(context.Background(), nil, cr)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if p := pve.Diff(want.Spec, cfg); !p.Empty() {
-					t.Errorf("after late-init from %s=%s the spec still asks for %v", r.field.Key, v, p.Set)
-				}
-				return
-			}
-			t.Errorf("no observed %s (tried %v) reached spec field %s", r.field.Key, samples, r.field.Path)
-		})
+	if p := pve.Diff(want.Spec, cfg); !p.Empty() {
+		t.Errorf("after late-init from %s=%s the spec still asks for %v", key, v, p.Set)
 	}
+	return true
 }
 
 // Late-init never changes what the spec sets, makes no section the spec
