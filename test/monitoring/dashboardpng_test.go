@@ -25,6 +25,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -70,7 +71,7 @@ func TestDashboardRendersFromARecording(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "dashboard.png")
 	var stdout, stderr bytes.Buffer
 	cmd := exec.Command(bin, "render", "--dashboard", filepath.Join(examples, "dashboard.json"),
-		"--recording", recording, "--out", out, "--width", "1440")
+		"--recording", recording, "--out", out, "--width", strconv.Itoa(renderWidth))
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("dashboardpng render: %v\n%s", err, stderr.String())

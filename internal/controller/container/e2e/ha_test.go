@@ -19,9 +19,6 @@ package e2e
 import (
 	"strconv"
 	"testing"
-	"time"
-
-	"github.com/google/go-cmp/cmp"
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
 	"github.com/kubemox/provider-proxmox/internal/provider/providertest"
@@ -42,7 +39,7 @@ func TestHAResourceFollowsTheSpec(t *testing.T) {
 	})
 	vmid := providertest.VMIDOf(t, cr)
 	want := map[string]string{"state": "started", "max_restart": "1", "max_relocate": "0", "failback": "0"}
-	waitHA(t, p, vmid, want)
+	p.WaitHA(t, vmid, want, wait)
 	if got := cr.Status.HA.SID; got != "ct:"+strconv.Itoa(vmid) {
 		t.Errorf("status.ha.sid = %q, want ct:%d", got, vmid)
 	}
@@ -50,33 +47,12 @@ func TestHAResourceFollowsTheSpec(t *testing.T) {
 	if !p.Sim.SetHAOption(vmid, "failback", "1") {
 		t.Fatalf("container %d is not an HA resource in the simulator", vmid)
 	}
-	waitHA(t, p, vmid, want)
+	p.WaitHA(t, vmid, want, wait)
 
 	p.DeleteAndWait(t, cr, wait)
-	haDelete := requestIndex(p, "DELETE", "/cluster/ha/resources/ct:"+strconv.Itoa(vmid))
-	destroy := requestIndex(p, "DELETE", "/nodes/"+node+"/lxc/"+strconv.Itoa(vmid))
+	haDelete := p.RequestIndex("DELETE", "/cluster/ha/resources/ct:"+strconv.Itoa(vmid))
+	destroy := p.RequestIndex("DELETE", "/nodes/"+node+"/lxc/"+strconv.Itoa(vmid))
 	if haDelete < 0 || destroy < 0 || haDelete > destroy {
 		t.Errorf("HA resource removed at request %d, container destroyed at %d: want the HA resource removed first", haDelete, destroy)
 	}
-}
-
-// waitHA waits until the simulator's HA resource of vmid has exactly want.
-func waitHA(t *testing.T, p *providertest.Harness, vmid int, want map[string]string) {
-	t.Helper()
-	var got map[string]string
-	providertest.Eventually(t, wait, 200*time.Millisecond, func() bool {
-		got, _ = p.Sim.HAResource(vmid)
-		return cmp.Equal(want, got)
-	}, func() string { return "HA resource -want, +got:\n" + cmp.Diff(want, got) })
-}
-
-// requestIndex is the position of the first logged request with this method
-// and path, -1 when there is none.
-func requestIndex(p *providertest.Harness, method, path string) int {
-	for i, r := range p.Sim.RequestLog() {
-		if r.Method == method && r.Path == path {
-			return i
-		}
-	}
-	return -1
 }

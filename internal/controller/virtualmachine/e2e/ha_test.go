@@ -22,9 +22,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubemox/provider-proxmox/apis/v1alpha1"
@@ -55,7 +53,7 @@ func TestHAResourceFollowsTheSpec(t *testing.T) {
 	})
 	vmid := providertest.VMIDOf(t, vm)
 	want := map[string]string{"state": "started", "max_restart": "2", "max_relocate": "1", "failback": "1"}
-	waitHA(t, hs, vmid, want)
+	hs.WaitHA(t, vmid, want, wait)
 	if got := vm.Status.HA.SID; got != "vm:"+strconv.Itoa(vmid) {
 		t.Errorf("status.ha.sid = %q, want vm:%d", got, vmid)
 	}
@@ -63,7 +61,7 @@ func TestHAResourceFollowsTheSpec(t *testing.T) {
 	if !hs.Sim.SetHAOption(vmid, "max_restart", "7") {
 		t.Fatalf("VM %d is not an HA resource in the simulator", vmid)
 	}
-	waitHA(t, hs, vmid, want)
+	hs.WaitHA(t, vmid, want, wait)
 	ev := hs.WaitEvent(t, ns, vm.Name, "HAResourceCorrected", wait)
 	if !strings.Contains(ev.Message, "max_restart=7") {
 		t.Errorf("the correction's event does not name what Proxmox VE had: %q", ev.Message)
@@ -71,30 +69,9 @@ func TestHAResourceFollowsTheSpec(t *testing.T) {
 
 	hs.delete(t, vm)
 	hs.waitGone(t, ns, vm.Name)
-	haDelete := requestIndex(hs, "DELETE", "/cluster/ha/resources/vm:"+strconv.Itoa(vmid))
-	destroy := requestIndex(hs, "DELETE", "/nodes/"+node+"/qemu/"+strconv.Itoa(vmid))
+	haDelete := hs.RequestIndex("DELETE", "/cluster/ha/resources/vm:"+strconv.Itoa(vmid))
+	destroy := hs.RequestIndex("DELETE", "/nodes/"+node+"/qemu/"+strconv.Itoa(vmid))
 	if haDelete < 0 || destroy < 0 || haDelete > destroy {
 		t.Errorf("HA resource removed at request %d, VM destroyed at %d: want the HA resource removed first", haDelete, destroy)
 	}
-}
-
-// waitHA waits until the simulator's HA resource of vmid has exactly want.
-func waitHA(t *testing.T, hs *harness, vmid int, want map[string]string) {
-	t.Helper()
-	var got map[string]string
-	providertest.Eventually(t, wait, 200*time.Millisecond, func() bool {
-		got, _ = hs.Sim.HAResource(vmid)
-		return cmp.Equal(want, got)
-	}, func() string { return "HA resource -want, +got:\n" + cmp.Diff(want, got) })
-}
-
-// requestIndex is the position of the first logged request with this method
-// and path, -1 when there is none.
-func requestIndex(hs *harness, method, path string) int {
-	for i, r := range hs.Sim.RequestLog() {
-		if r.Method == method && r.Path == path {
-			return i
-		}
-	}
-	return -1
 }

@@ -18,8 +18,12 @@ package e2e
 
 import (
 	"context"
+	"net/http"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -65,17 +69,29 @@ func TestLateInitFillsUnsetFieldsFromTheGuest(t *testing.T) {
 	late = hs.waitVM(t, ns, "late", "late-initialized", func(vm *v1alpha1.VirtualMachine) bool {
 		return slices.Equal(vm.Spec.Tags, []string{"team-a"}) && vm.Spec.Template.Network[0].MACAddr != ""
 	})
+	since := time.Now()
 	setTags("other")
 	hs.WaitGuest(t, lateID, "with its late-initialized tags put back", wait, func(g pvesim.GuestView) bool {
 		return providertest.GuestHas(g, map[string]string{"tags": "team-a"})
 	})
-	// By now both VMs were observed since their tags changed: the one
-	// under "*" still leaves them out, and its guest keeps Proxmox VE's.
+	// Once the VM under "*" was observed since its tags changed, it still
+	// leaves them out, and its guest keeps Proxmox VE's.
+	allGuest, ok := hs.Sim.Guest(allID)
+	if !ok {
+		t.Fatalf("guest %d is gone", allID)
+	}
+	allPath := "/nodes/" + allGuest.Node + "/qemu/" + strconv.Itoa(allID) + "/"
+	hs.WaitRequest(t, "reading VM "+strconv.Itoa(allID), since, wait, func(r pvesim.LoggedRequest) bool {
+		return r.Method == http.MethodGet && strings.HasPrefix(r.Path, allPath)
+	})
 	all = hs.waitReady(t, ns, "all")
 	if all.Spec.Tags != nil || all.Spec.Template.Network[0].MACAddr != "" {
 		t.Errorf("a VM under * was late-initialized: tags %v, MAC %q", all.Spec.Tags, all.Spec.Template.Network[0].MACAddr)
 	}
-	g := hs.WaitGuest(t, allID, "present", wait, func(pvesim.GuestView) bool { return true })
+	g, ok := hs.Sim.Guest(allID)
+	if !ok {
+		t.Fatalf("guest %d is gone", allID)
+	}
 	if v := providertest.GuestEffective(g, "tags"); v != "other" {
 		t.Errorf("the tags of a VM under * were changed to %q", v)
 	}
