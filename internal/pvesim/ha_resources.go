@@ -4,6 +4,7 @@ import (
 	"crypto/sha1" //nolint:gosec // PVE's config digests are SHA-1; nothing is protected by it
 	"encoding/hex"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -67,9 +68,10 @@ func (s *Server) haGuest(typ, name string) (*guest, error) {
 	return g, nil
 }
 
-// haResourceRow is api_copy_config: the section's options plus sid, type and the file digest.
-func (s *Server) haResourceRow(g *guest) map[string]any {
-	row := map[string]any{"sid": haType(g) + ":" + strconv.Itoa(g.VMID), "type": haType(g), "digest": s.st.haDigest()}
+// haResourceRow is api_copy_config: the section's options plus sid, type and the file's
+// digest, the same on every row of one read.
+func haResourceRow(g *guest, digest string) map[string]any {
+	row := map[string]any{"sid": haType(g) + ":" + strconv.Itoa(g.VMID), "type": haType(g), "digest": digest}
 	for k, v := range g.HA {
 		row[k] = v
 		if k != "state" && k != "comment" {
@@ -111,11 +113,12 @@ func (st *state) haDigest() string {
 // handleHAResourceIndex is Resources.pm index: every resource, filtered by type.
 func handleHAResourceIndex(s *Server, r *request) (any, error) {
 	out := []map[string]any{}
+	digest := s.st.haDigest()
 	for _, g := range s.st.haGuests() {
 		if t := r.str("type"); t != "" && t != haType(g) {
 			continue
 		}
-		out = append(out, s.haResourceRow(g))
+		out = append(out, haResourceRow(g, digest))
 	}
 	return out, nil
 }
@@ -130,7 +133,7 @@ func handleHAResourceRead(s *Server, r *request) (any, error) {
 	if err != nil || !g.HAManaged {
 		return nil, errInternal("no such resource '%s'", sid)
 	}
-	return s.haResourceRow(g), nil
+	return haResourceRow(g, s.st.haDigest()), nil
 }
 
 // handleHAResourceCreate is Resources.pm create: parse the sid, check the type parameter
@@ -221,12 +224,7 @@ func setHAOptions(g *guest, r *request) {
 }
 
 func isHAOption(k string) bool {
-	for _, o := range haOptionKeys {
-		if o == k {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(haOptionKeys, k)
 }
 
 // haState is the state the CRM works with (read_and_check_resources_config): unset and the

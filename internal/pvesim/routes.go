@@ -233,13 +233,13 @@ func (r route) withoutStateLock() route {
 	return r
 }
 
-// guestParams are the path parameters of a guest's routes, {node} and {vmid}, then extra.
 // haResourceParams are the options PVE::HA::Resources createSchema and updateSchema share.
 func haResourceParams(extra ...ParamSpec) []ParamSpec {
 	return append([]ParamSpec{pString("comment"), pBool("failback"), pString("group"), pInt("max_relocate").min(0),
 		pInt("max_restart").min(0), pEnum("state", "started", "stopped", "enabled", "disabled", "ignored")}, extra...)
 }
 
+// guestParams are the path parameters of a guest's routes, {node} and {vmid}, then extra.
 func guestParams(extra ...ParamSpec) []ParamSpec {
 	return append([]ParamSpec{pNode(), pVMID()}, extra...)
 }

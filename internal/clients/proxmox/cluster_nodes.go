@@ -84,18 +84,9 @@ func (r rawRow) int(key string) int64 {
 // clusterRows reads /cluster/resources of one type through the listing
 // memo: a failed read is not kept.
 func (c *Client) clusterRows(ctx context.Context, typ string) ([]rawRow, error) {
-	path := "/cluster/resources?type=" + typ
-	rows, err := c.listings.get(ctx, path, func(ctx context.Context) ([]map[string]json.RawMessage, error) {
-		var rows []map[string]json.RawMessage
-		err := c.API().Get(ctx, path, &rows)
-		return rows, err
-	})
+	rows, err := c.listingRows(ctx, "/cluster/resources?type="+typ)
 	if err != nil {
 		return nil, c.redact(errors.Wrapf(err, "cannot list the cluster's %ss", typ))
 	}
-	out := make([]rawRow, len(rows))
-	for i, r := range rows {
-		out[i] = r
-	}
-	return out, nil
+	return rows, nil
 }

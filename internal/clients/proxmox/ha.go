@@ -11,10 +11,8 @@ import (
 // HA resource states (pve-ha-manager PVE::HA::Resources: "enabled" is an old alias of
 // started, which the reads here report as started).
 const (
-	HAStarted  = "started"
-	HAStopped  = "stopped"
-	HADisabled = "disabled"
-	HAIgnored  = "ignored"
+	HAStarted = "started"
+	HAStopped = "stopped"
 )
 
 // HAResource is a guest's entry in /etc/pve/ha/resources.cfg, with PVE's defaults filled
@@ -46,45 +44,44 @@ func haType(ref GuestRef) string {
 	return "vm"
 }
 
-// wireHAResource is one row of GET /cluster/ha/resources: only the options the section
-// sets, numbers possibly as strings.
-type wireHAResource struct {
-	SID         string    `json:"sid"`
-	State       wireText  `json:"state"`
-	MaxRestart  *wireInt  `json:"max_restart"`
-	MaxRelocate *wireInt  `json:"max_relocate"`
-	Failback    *wireText `json:"failback"`
-}
-
-func (w wireHAResource) resource() HAResource {
+// haResourceOfRow is one row of GET /cluster/ha/resources: only the options the section
+// sets, numbers possibly as strings, PVE's defaults filled in for the rest.
+func haResourceOfRow(row rawRow) HAResource {
 	r := HADefaults()
-	if w.State != "" && w.State != "enabled" {
-		r.State = string(w.State)
+	if s := row.text("state"); s != "" && s != "enabled" {
+		r.State = s
 	}
-	if w.MaxRestart != nil {
-		r.MaxRestart = int(*w.MaxRestart)
+	if _, ok := row["max_restart"]; ok {
+		r.MaxRestart = int(row.int("max_restart"))
 	}
-	if w.MaxRelocate != nil {
-		r.MaxRelocate = int(*w.MaxRelocate)
+	if _, ok := row["max_relocate"]; ok {
+		r.MaxRelocate = int(row.int("max_relocate"))
 	}
-	if w.Failback != nil {
-		r.Failback = *w.Failback != "0"
+	if _, ok := row["failback"]; ok {
+		r.Failback = row.text("failback") != "0"
 	}
 	return r
 }
 
+// haListing is the listing of the HA resources of ref's type.
+func haListing(ref GuestRef) string {
+	return "/cluster/ha/resources?type=" + haType(ref)
+}
+
 // HAResourceOf reads the guest's HA resource; found is false when the guest is not one.
 // It lists the resources of the guest's type rather than reading the sid, because PVE
-// answers an unconfigured sid with a 500 whose text is the only sign of "not there".
+// answers an unconfigured sid with a 500 whose text is the only sign of "not there". The
+// listing is the connection's shared one (at most listingTTL old, dropped by this
+// client's own HA writes), so N HA guests cost one read per listingTTL, not N per poll.
 func (c *Client) HAResourceOf(ctx context.Context, ref GuestRef) (res HAResource, found bool, err error) {
-	var rows []wireHAResource
-	if err := c.API().Get(ctx, "/cluster/ha/resources?type="+haType(ref), &rows); err != nil {
+	rows, err := c.listingRows(ctx, haListing(ref))
+	if err != nil {
 		return HAResource{}, false, errors.Wrapf(err, "cannot list the HA resources of type %s", haType(ref))
 	}
 	sid := HASID(ref)
-	for _, w := range rows {
-		if w.SID == sid {
-			return w.resource(), true, nil
+	for _, row := range rows {
+		if row.text("sid") == sid {
+			return haResourceOfRow(row), true, nil
 		}
 	}
 	return HAResource{}, false, nil
@@ -93,18 +90,15 @@ func (c *Client) HAResourceOf(ctx context.Context, ref GuestRef) (res HAResource
 // params writes every option, defaults included, so the section says exactly what the spec
 // asks and a later change of PVE's defaults does not change the guest's behaviour.
 func (r HAResource) params() map[string]string {
-	fb := "0"
-	if r.Failback {
-		fb = "1"
-	}
 	return map[string]string{"state": r.State, "max_restart": strconv.Itoa(r.MaxRestart),
-		"max_relocate": strconv.Itoa(r.MaxRelocate), "failback": fb}
+		"max_relocate": strconv.Itoa(r.MaxRelocate), "failback": pveBool(r.Failback)}
 }
 
 // CreateHAResource makes the guest an HA resource (POST /cluster/ha/resources).
 func (c *Client) CreateHAResource(ctx context.Context, ref GuestRef, r HAResource) error {
 	p := r.params()
 	p["sid"] = HASID(ref)
+	defer c.listings.drop(haListing(ref))
 	if err := c.API().Post(ctx, "/cluster/ha/resources", p, nil); err != nil {
 		return errors.Wrapf(err, "cannot make %s an HA resource", ref)
 	}
@@ -113,6 +107,7 @@ func (c *Client) CreateHAResource(ctx context.Context, ref GuestRef, r HAResourc
 
 // UpdateHAResource sets every option of the guest's HA resource.
 func (c *Client) UpdateHAResource(ctx context.Context, ref GuestRef, r HAResource) error {
+	defer c.listings.drop(haListing(ref))
 	if err := c.API().Put(ctx, haPath(ref), r.params(), nil); err != nil {
 		return errors.Wrapf(err, "cannot update the HA resource of %s", ref)
 	}
@@ -122,6 +117,7 @@ func (c *Client) UpdateHAResource(ctx context.Context, ref GuestRef, r HAResourc
 // DeleteHAResource removes the guest from HA (and, PVE's default purge, from the HA rules
 // naming it), which PVE requires before the guest can be destroyed without purge.
 func (c *Client) DeleteHAResource(ctx context.Context, ref GuestRef) error {
+	defer c.listings.drop(haListing(ref))
 	if err := c.API().Delete(ctx, haPath(ref), nil); err != nil {
 		return errors.Wrapf(err, "cannot remove %s from HA", ref)
 	}

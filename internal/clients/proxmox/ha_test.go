@@ -2,6 +2,7 @@ package proxmox
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -14,22 +15,24 @@ import (
 // set options, numbers as strings or numbers, and the old "enabled" alias read as the CRM
 // takes them.
 func TestHAResourceFromWire(t *testing.T) {
-	two, zero := wireInt(2), wireInt(0)
-	off := wireText("0")
 	cases := map[string]struct {
 		reason string
-		w      wireHAResource
+		row    string
 		want   HAResource
 	}{
-		"Empty": {reason: "No option set is PVE's defaults.", want: HADefaults()},
-		"AllSet": {reason: "Set options are read as given.",
-			w:    wireHAResource{State: "stopped", MaxRestart: &two, MaxRelocate: &zero, Failback: &off},
+		"Empty": {reason: "No option set is PVE's defaults.", row: `{"sid":"vm:100"}`, want: HADefaults()},
+		"AllSet": {reason: "Set options are read as given, numbers as strings or numbers.",
+			row:  `{"sid":"vm:100","state":"stopped","max_restart":"2","max_relocate":0,"failback":"0"}`,
 			want: HAResource{State: HAStopped, MaxRestart: 2, MaxRelocate: 0, Failback: false}},
-		"Enabled": {reason: "enabled is an alias of started.", w: wireHAResource{State: "enabled"}, want: HADefaults()},
+		"Enabled": {reason: "enabled is an alias of started.", row: `{"sid":"vm:100","state":"enabled"}`, want: HADefaults()},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, tc.w.resource()); diff != "" {
+			var row rawRow
+			if err := json.Unmarshal([]byte(tc.row), &row); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, haResourceOfRow(row)); diff != "" {
 				t.Errorf("%s\n-want, +got:\n%s", tc.reason, diff)
 			}
 		})
@@ -77,5 +80,34 @@ func TestHAResourceAgainstSimulator(t *testing.T) {
 	}
 	if _, ok := srv.HAResource(171); ok {
 		t.Error("still an HA resource after delete")
+	}
+}
+
+// The HA listing is the connection's shared one: the reads of several guests
+// in a poll cost one request, and the client's own write is seen by the next
+// read.
+func TestHAResourceReadsShareTheListing(t *testing.T) {
+	srv := startSim(t, pvesim.Options{})
+	for _, vmid := range []int{171, 172} {
+		if err := srv.AddGuest(pvesim.GuestSeed{Kind: pvesim.KindLXC, Node: "pve", VMID: vmid,
+			Config: map[string]string{"hostname": "ct", "rootfs": "local-lvm:2"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, w := simClient(t, srv, useToken)
+	a, b := GuestRef{Type: LXC, Node: "pve", VMID: 171}, GuestRef{Type: LXC, Node: "pve", VMID: 172}
+	for _, ref := range []GuestRef{a, b} {
+		if _, found, err := c.HAResourceOf(t.Context(), ref); err != nil || found {
+			t.Fatalf("%s: found %v, %v", ref, found, err)
+		}
+	}
+	if got := w.count("GET /cluster/ha/resources"); got != 1 {
+		t.Errorf("two guests' reads sent %d listings, want 1", got)
+	}
+	if err := c.CreateHAResource(t.Context(), b, HADefaults()); err != nil {
+		t.Fatal(err)
+	}
+	if _, found, err := c.HAResourceOf(t.Context(), b); err != nil || !found {
+		t.Errorf("after the client's own create: found %v, %v", found, err)
 	}
 }

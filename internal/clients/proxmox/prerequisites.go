@@ -173,9 +173,23 @@ func (c *Client) preflightNames(ctx context.Context, path, field string, q url.V
 	if len(q) > 0 {
 		path += "?" + q.Encode()
 	}
+	rows, err := c.listingRows(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, r.text(field))
+	}
+	return out, nil
+}
+
+// listingRows reads a listing through the connection's listing memo (at most
+// listingTTL old, one read shared by concurrent callers). Rows carry arrays
+// and objects too (a bridge's "families"), so their fields are decoded one
+// by one (rawRow).
+func (c *Client) listingRows(ctx context.Context, path string) ([]rawRow, error) {
 	rows, err := c.listings.get(ctx, path, func(ctx context.Context) ([]map[string]json.RawMessage, error) {
-		// Rows carry arrays and objects too (a bridge's "families"): fields
-		// are decoded one by one.
 		var rows []map[string]json.RawMessage
 		err := c.API().Get(ctx, path, &rows)
 		return rows, err
@@ -183,13 +197,9 @@ func (c *Client) preflightNames(ctx context.Context, path, field string, q url.V
 	if err != nil {
 		return nil, err
 	}
-	out := make([]string, 0, len(rows))
-	for _, r := range rows {
-		var v wireText
-		if raw, ok := r[field]; ok {
-			_ = json.Unmarshal(raw, &v)
-		}
-		out = append(out, string(v))
+	out := make([]rawRow, len(rows))
+	for i, r := range rows {
+		out[i] = r
 	}
 	return out, nil
 }
@@ -234,6 +244,14 @@ func (m *listingMemo) forget() {
 	clear(m.byKey)
 }
 
+// drop forgets the listing of path: after a write the client made there, the
+// next read sees it.
+func (m *listingMemo) drop(path string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.byKey, path)
+}
+
 // get returns the rows of path, read by fetch unless a read younger than
 // listingTTL is kept; concurrent callers share one read; failed reads are
 // not kept.
@@ -257,7 +275,9 @@ func (m *listingMemo) get(ctx context.Context, path string, fetch func(context.C
 			return nil, ctx.Err()
 		}
 	}
-	call.rows, call.err = fetch(ctx)
+	// The read outlives a first caller that gives up: others may be waiting
+	// on it. It stays bounded by the transport's timeouts.
+	call.rows, call.err = fetch(context.WithoutCancel(ctx))
 	m.mu.Lock()
 	delete(m.inflight, path)
 	if call.err == nil {
