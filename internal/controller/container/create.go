@@ -80,14 +80,8 @@ func (e *external) startCreate(ctx context.Context, cr *v1alpha1.Container, want
 // placed picks the node of a container created with spec.placement and no
 // nodeName, before an image is pulled onto it.
 func (e *external) placed(cr *v1alpha1.Container, want desired) placement.Guest {
-	g := placement.Guest{Reader: e.cl, Record: e.Record, Object: cr, Spec: cr.Spec.Placement, NodeName: cr.Spec.NodeName, Status: &cr.Status.Placement}
-	if want.Clone != "" {
-		g.Clone = &placement.Clone{Type: pve.LXC, Name: want.Clone}
-		if want.FullClone {
-			g.Clone.Storage = want.CloneStorage // PVE takes a storage for full clones only
-		}
-	}
-	return g
+	return placement.Guest{Reader: e.cl, Record: e.Record, Object: cr, Spec: cr.Spec.Placement, NodeName: cr.Spec.NodeName, Status: &cr.Status.Placement,
+		Clone: placement.CloneOf(pve.LXC, want.Clone, want.FullClone, want.CloneStorage)}
 }
 
 // ensureImage makes the spec's OCI image available as a container template

@@ -78,14 +78,9 @@ func (id Identity) FindTemplate(ctx context.Context, name, node string, maxAge t
 	if err != nil {
 		return pve.GuestRef{}, err
 	}
-	var found []pve.GuestRef
-	for _, r := range rows {
-		if r.Template && r.Name == name && (r.Type == "" || r.Type == string(id.Type)) {
-			found = append(found, pve.GuestRef{Type: id.Type, Node: r.Node, VMID: r.VMID})
-		}
-	}
-	if len(found) == 0 {
-		return pve.GuestRef{}, errors.Errorf("template %q %w", name, ErrTemplateNotFound)
+	found, err := TemplatesNamed(rows, name, id.Type)
+	if err != nil {
+		return pve.GuestRef{}, err
 	}
 	sort.Slice(found, func(i, j int) bool {
 		if (found[i].Node == node) != (found[j].Node == node) {
@@ -94,6 +89,21 @@ func (id Identity) FindTemplate(ctx context.Context, name, node string, maxAge t
 		return found[i].VMID < found[j].VMID
 	})
 	return found[0], nil
+}
+
+// TemplatesNamed are the templates of type typ named name in a
+// /cluster/resources listing, or ErrTemplateNotFound.
+func TemplatesNamed(rows []pve.Resource, name string, typ pve.GuestType) ([]pve.GuestRef, error) {
+	var found []pve.GuestRef
+	for _, r := range rows {
+		if r.Template && r.Name == name && (r.Type == "" || r.Type == string(typ)) {
+			found = append(found, pve.GuestRef{Type: typ, Node: r.Node, VMID: r.VMID})
+		}
+	}
+	if len(found) == 0 {
+		return nil, errors.Errorf("template %q %w", name, ErrTemplateNotFound)
+	}
+	return found, nil
 }
 
 // TemplateListingAge bounds the /cluster/resources view a template is

@@ -28,6 +28,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
 	pve "github.com/kubemox/provider-proxmox/internal/clients/proxmox"
+	"github.com/kubemox/provider-proxmox/internal/controller/guest"
 )
 
 // Reader is what a placement reads from Proxmox VE (*pve.Client answers).
@@ -49,27 +50,33 @@ type Clone struct {
 	Storage string
 }
 
-// listingAge bounds the /cluster/resources view templates are found in,
-// as guest.TemplateListingAge does for the clone itself.
-const listingAge = 30 * time.Second
+// CloneOf is the template a guest of type typ is cloned from, nil when it is
+// not cloned from a template named here (created from scratch, or from a
+// name resolved elsewhere): no node is then refused for the template's sake.
+// PVE takes a target storage for full clones only.
+func CloneOf(typ pve.GuestType, name string, full bool, storage string) *Clone {
+	if name == "" {
+		return nil
+	}
+	c := &Clone{Type: typ, Name: name}
+	if full {
+		c.Storage = storage
+	}
+	return c
+}
 
 // Reachability returns whether the template can be cloned to a node, and
 // why not. The provider clones the template of that name on the node when
 // there is one, else the one of lowest VMID (guest.FindTemplate): only that
 // one's storage decides.
 func Reachability(ctx context.Context, r Reader, c Clone) (func(node string) (bool, string), error) {
-	rows, err := r.CachedClusterResources(ctx, listingAge)
+	rows, err := r.CachedClusterResources(ctx, guest.TemplateListingAge)
 	if err != nil {
 		return nil, errors.Wrap(err, "cannot list the templates for placement")
 	}
-	var on []pve.GuestRef
-	for _, row := range rows {
-		if row.Template && row.Name == c.Name && (row.Type == "" || row.Type == string(c.Type)) {
-			on = append(on, pve.GuestRef{Type: c.Type, Node: row.Node, VMID: row.VMID})
-		}
-	}
-	if len(on) == 0 {
-		return nil, errors.Errorf("template %q not found in Proxmox VE", c.Name)
+	on, err := guest.TemplatesNamed(rows, c.Name, c.Type)
+	if err != nil {
+		return nil, err
 	}
 	sort.Slice(on, func(i, j int) bool { return on[i].VMID < on[j].VMID })
 	src := on[0]

@@ -101,13 +101,7 @@ func (e *external) builtTemplate(ctx context.Context, ns, name string) (string, 
 // nodeName, before its prerequisites are checked on that node.
 func (e *external) placed(cr *v1alpha1.VirtualMachine, want desired) placement.Guest {
 	g := placement.Guest{Reader: e.cl, Record: e.Record, Object: cr, Spec: cr.Spec.Placement, NodeName: cr.Spec.NodeName, Status: &cr.Status.Placement,
-		Check: e.prerequisitesOn(want)}
-	if want.Source != "" {
-		g.Clone = &placement.Clone{Type: pve.QEMU, Name: want.Source}
-		if want.FullClone {
-			g.Clone.Storage = want.CloneStorage // PVE takes a storage for full clones only
-		}
-	}
+		Check: e.prerequisitesOn(want), Clone: placement.CloneOf(pve.QEMU, want.Source, want.FullClone, want.CloneStorage)}
 	return g
 }
 

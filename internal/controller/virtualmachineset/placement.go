@@ -105,16 +105,17 @@ func (p *placer) node(ctx context.Context) (node, why string, found bool, err er
 	return d.Node, d.Reason, true, nil
 }
 
-// clone is the template every VM of the set is cloned from.
+// clone is the template every VM of the set is cloned from; nil for VMs
+// created from scratch (no template name) or from a templateRef, whose name
+// each VM resolves itself (its node is then not checked for the template).
 func (p *placer) clone() *placement.Clone {
 	t := p.set.Spec.Template
-	c := &placement.Clone{Type: pve.QEMU, Name: t.Name}
-	// The VM's own rule (VirtualMachineSpec.IsFullClone): full unless
-	// fullClone is false; PVE takes a storage for full clones only.
-	if (t.FullClone == nil || *t.FullClone) && len(t.Disk) > 0 {
-		c.Storage = t.Disk[0].Storage
+	spec := v1alpha1.VirtualMachineSpec{Template: &t}
+	storage := ""
+	if len(t.Disk) > 0 {
+		storage = t.Disk[0].Storage
 	}
-	return c
+	return placement.CloneOf(pve.QEMU, t.Name, spec.IsFullClone(), storage)
 }
 
 // condition is the NodesSkipped condition after this reconcile's

@@ -89,6 +89,15 @@ func TestPlacerNodes(t *testing.T) {
 			owned: map[int]*v1alpha1.VirtualMachine{0: vmOn("pve1", true), 1: vmOn("pve4", false), 7: vmOn("pve2", true)},
 			want:  []string{"pve2", "pve1"},
 		},
+		"FromScratch": {
+			reason: "VMs created from scratch (a template without name) are placed without a template to reach.",
+			set: func() *v1alpha1.VirtualMachineSet {
+				s := spreadSet(2, v1alpha1.PlacementSpreadNodes)
+				s.Spec.Template.Name = ""
+				return s
+			}(), picks: 2,
+			want: []string{"pve1", "pve2"},
+		},
 		"NoSpread": {
 			reason: "Without a spread every VM goes to the node with the most free memory.",
 			set:    spreadSet(2, ""), picks: 2,
