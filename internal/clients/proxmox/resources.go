@@ -92,7 +92,29 @@ type resourcesMemo struct {
 	fetched  time.Time // when the cached read was sent
 	rows     []Resource
 	inflight *resourcesCall
+	// created is when this client last asked PVE for a new guest: a read sent
+	// before then may lack it (see ClusterResourcesSinceCreates).
+	created time.Time
 }
+
+// guestCreated records that this client asks PVE for a new guest now.
+func (m *resourcesMemo) guestCreated() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.created = time.Now()
+}
+
+// sentBeforeACreate reports whether a read sent at started may lack a guest
+// this client created.
+func (m *resourcesMemo) sentBeforeACreate(started time.Time) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return started.Before(m.created)
+}
+
+// sinceCreatesAttempts bounds how often ClusterResourcesSinceCreates reads
+// again while creates keep coming.
+const sinceCreatesAttempts = 3
 
 type resourcesCall struct {
 	started time.Time
@@ -106,44 +128,66 @@ type resourcesCall struct {
 // not cached. Each caller gets its own copy of the slice. After Retire it
 // fails with ErrClientRetired.
 func (c *Client) CachedClusterResources(ctx context.Context, maxAge time.Duration) ([]Resource, error) {
+	rows, _, err := c.cachedClusterResources(ctx, maxAge, false)
+	return rows, err
+}
+
+// ClusterResourcesSinceCreates is CachedClusterResources for a caller that
+// looks for a guest by name before creating one (adoption): it is served no
+// read sent before this client last asked PVE for a new guest, which could
+// lack that guest (a resource applied again right after its orphaning would
+// create a second one). Joining such a read in flight, it reads again.
+func (c *Client) ClusterResourcesSinceCreates(ctx context.Context, maxAge time.Duration) ([]Resource, error) {
+	for attempt := 1; ; attempt++ {
+		rows, started, err := c.cachedClusterResources(ctx, maxAge, true)
+		if err != nil || attempt == sinceCreatesAttempts || !c.resources.sentBeforeACreate(started) {
+			return rows, err
+		}
+	}
+}
+
+// cachedClusterResources returns the rows and when their read was sent.
+func (c *Client) cachedClusterResources(ctx context.Context, maxAge time.Duration, sinceCreates bool) ([]Resource, time.Time, error) {
 	// A retired client hands out nothing, not even rows it already has: its
 	// caller must move to the connection's current client.
 	if c.Retired() {
-		return nil, ErrClientRetired
+		return nil, time.Time{}, ErrClientRetired
 	}
-	call, cached := c.resourcesCallFor(ctx, maxAge)
+	call, cached, fetched := c.resourcesCallFor(ctx, maxAge, sinceCreates)
 	if cached != nil {
-		return slices.Clone(cached), nil
+		return slices.Clone(cached), fetched, nil
 	}
 	select {
 	case <-call.done:
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return nil, time.Time{}, ctx.Err()
 	}
 	if call.err != nil {
-		return nil, call.err
+		return nil, time.Time{}, call.err
 	}
-	return slices.Clone(call.rows), nil
+	return slices.Clone(call.rows), call.started, nil
 }
 
-// resourcesCallFor returns either fresh cached rows, or the read to wait for
-// (joining the one in flight, or starting one).
-func (c *Client) resourcesCallFor(ctx context.Context, maxAge time.Duration) (*resourcesCall, []Resource) {
+// resourcesCallFor returns either fresh cached rows (and when their read was
+// sent), or the read to wait for (joining the one in flight, or starting one).
+// With sinceCreates, cached rows read before this client's last create are
+// not fresh.
+func (c *Client) resourcesCallFor(ctx context.Context, maxAge time.Duration, sinceCreates bool) (*resourcesCall, []Resource, time.Time) {
 	m := c.resources
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.rows != nil && time.Since(m.fetched) <= maxAge {
-		return nil, m.rows
+	if m.rows != nil && time.Since(m.fetched) <= maxAge && (!sinceCreates || !m.fetched.Before(m.created)) {
+		return nil, m.rows, m.fetched
 	}
 	if m.inflight != nil {
-		return m.inflight, nil
+		return m.inflight, nil, time.Time{}
 	}
 	call := &resourcesCall{started: time.Now(), done: make(chan struct{})}
 	m.inflight = call
 	// The read outlives a caller that gives up: others may be waiting on it.
 	// It stays bounded by the transport's timeouts.
 	go c.runResourcesCall(context.WithoutCancel(ctx), call)
-	return call, nil
+	return call, nil, time.Time{}
 }
 
 func (c *Client) runResourcesCall(ctx context.Context, call *resourcesCall) {

@@ -242,6 +242,7 @@ func (c *Client) CloneGuest(ctx context.Context, src GuestRef, o CloneOptions) (
 		setIf(p, "storage", o.Storage)
 	}
 	setIf(p, "pool", o.Pool)
+	c.resources.guestCreated()
 	var raw json.RawMessage
 	if err := c.API().Post(ctx, src.path("/clone"), p, &raw); err != nil {
 		return "", errors.Wrapf(err, "cannot clone %s to %d", src.Named(), o.NewID)
@@ -257,6 +258,7 @@ func (c *Client) CreateGuest(ctx context.Context, ref GuestRef, params map[strin
 		p[k] = v
 	}
 	p["vmid"] = strconv.Itoa(ref.VMID)
+	c.resources.guestCreated()
 	var raw json.RawMessage
 	if err := c.API().Post(ctx, ref.collection(), p, &raw); err != nil {
 		return "", errors.Wrapf(err, "cannot create %s", ref.Named())

@@ -112,11 +112,10 @@ func (id Identity) FindMarked(ctx context.Context, mg metav1.Object, name string
 	if name == "" {
 		return nil, nil
 	}
-	// A fresh read, not the connection's shared view: a view read before
-	// this resource's guest was cloned (a re-apply right after an orphaning
-	// delete) lacks it, and the resource would create a second guest. This
-	// runs only for a resource without an external name, before it creates.
-	rows, err := id.Client.CachedClusterResources(ctx, 0)
+	// Never a view read before this client's last create: a re-apply right
+	// after an orphaning delete would not find the guest it cloned moments
+	// before, and create a second one.
+	rows, err := id.Client.ClusterResourcesSinceCreates(ctx, BusyListingAge)
 	if err != nil {
 		return nil, err
 	}

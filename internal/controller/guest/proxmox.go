@@ -33,6 +33,7 @@ type Proxmox interface {
 	pve.VMIDSource
 	GuestPending(ctx context.Context, ref pve.GuestRef) (pve.GuestConfig, error)
 	CachedClusterResources(ctx context.Context, maxAge time.Duration) ([]pve.Resource, error)
+	ClusterResourcesSinceCreates(ctx context.Context, maxAge time.Duration) ([]pve.Resource, error)
 	ShutdownGuest(ctx context.Context, ref pve.GuestRef, timeoutSeconds int, forceStop bool) (string, error)
 	StopGuest(ctx context.Context, ref pve.GuestRef) (string, error)
 	DeleteGuest(ctx context.Context, ref pve.GuestRef, purge bool) (string, error)
