@@ -21,14 +21,13 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kubemox/provider-proxmox/internal/controller/guest/guesttest"
 	"github.com/kubemox/provider-proxmox/internal/provider"
 	"github.com/kubemox/provider-proxmox/internal/provider/providertest"
 	"github.com/kubemox/provider-proxmox/internal/pvesim"
@@ -116,26 +115,16 @@ func require(t *testing.T) *providertest.Harness {
 	return h
 }
 
-// waitFor polls obj until cond holds.
+// waitFor polls obj until cond holds (providertest's WaitFor, with the
+// object handed to cond), and returns it.
 func waitFor[T client.Object](t *testing.T, obj T, what string, cond func(T) bool) T {
 	t.Helper()
-	var err error
-	key := types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}
-	providertest.Eventually(t, wait, 250*time.Millisecond, func() bool {
-		err = h.Kube.Get(context.Background(), key, obj)
-		return err == nil && cond(obj)
-	}, func() string {
-		return fmt.Sprintf("%s: not %s after %s; last error %v; object %+v", key, what, wait, err, obj)
-	})
+	h.WaitFor(t, obj, what, wait, func() bool { return cond(obj) })
 	return obj
 }
 
 // guestNode is the node the simulator has the guest of vmid on.
 func guestNode(t *testing.T, vmid int) string {
 	t.Helper()
-	g, ok := h.Sim.Guest(vmid)
-	if !ok {
-		t.Fatalf("guest %d is not in the simulator", vmid)
-	}
-	return g.Node
+	return guesttest.Guest(t, h.Sim, vmid).Node
 }
