@@ -2,6 +2,7 @@ package pveconformance
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -113,4 +114,9 @@ func TestQemuCloneToNodeWithTargetStorage(t *testing.T) {
 	tg.mustTask(http.MethodPost, tg.guestPath("qemu", tg.Config().TemplateVMID, "/clone"),
 		Params("newid", itoa(cross), "name", tg.GuestName("cross"), "pool", tg.Pool(), "target", other, "full", "1", "storage", "shared"))
 	t.Cleanup(func() { tg.destroy("qemu", cross) })
+	var list []map[string]any
+	tg.data("/nodes/"+other+"/qemu", nil, &list)
+	if !slices.ContainsFunc(list, func(g map[string]any) bool { return g["vmid"] == float64(cross) }) {
+		t.Errorf("the clone %d to a shared target storage is not on %s: %v", cross, other, list)
+	}
 }
